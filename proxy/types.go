@@ -81,3 +81,36 @@ func CallInfoFrom(ctx context.Context) *CallInfo {
 	ci, _ := ctx.Value(callInfoKey{}).(*CallInfo)
 	return ci
 }
+
+// NewError builds a ToolError; a nil detail becomes {} on the wire.
+func NewError(code, message string, detail map[string]any) *ToolError {
+	if detail == nil {
+		detail = map[string]any{}
+	}
+	return &ToolError{Code: code, Message: message, Detail: detail}
+}
+
+// InvalidArgument is the common tool-level validation failure.
+func InvalidArgument(message string) *ToolError {
+	return NewError(CodeInvalidArgument, message, nil)
+}
+
+// Handler runs one tool. args is the call's arguments object ({} when absent). It returns
+// the success payload (any JSON-encodable value) or an error: a *ToolError is returned to the
+// caller as is; any other error becomes internal_error.
+type Handler func(ctx context.Context, api API, args map[string]any) (any, error)
+
+// Tool is one row of the tool table, the single source for tools/list, READ_TOOLS and WRITE_TOOLS.
+type Tool struct {
+	Name        string
+	Description string
+	InputSchema map[string]any // {"type":"object", ...}
+	// RequiresConfirmation is resmon's own field, emitted on every tool in tools/list: true
+	// for the 7 writes, false for the 18 reads.
+	RequiresConfirmation bool
+	// Destructive and Idempotent feed the MCP annotations of write tools (reads are readOnlyHint).
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool // reaches sources outside the machine (run_sweep, run_routine)
+	Handler     Handler
+}
