@@ -1,19 +1,17 @@
 // Package packaging installs resmongw as a per-user service and writes harness configurations.
 package packaging
 
-import (
-	"fmt"
-	"os"
-)
+import "os"
 
-// ServiceMain runs install|uninstall|start|stop|restart. (Placeholder.)
+// ServiceMain runs `resmongw install|uninstall|start|stop|restart [--dry-run]`: the
+// per-user service (a systemd user unit on Linux, a launchd agent on macOS).
 func ServiceMain(verb string, args []string) int {
-	fmt.Fprintln(os.Stderr, "resmongw "+verb+": not built yet")
-	return 2
+	return runService(verb, args, os.Stdout, os.Stderr)
 }
 
-// ConfigMain runs `resmongw config`. (Placeholder.)
+// ConfigMain runs `resmongw config <harness> [--write] [--force] [--state-dir DIR]
+// [--port N] [--name NAME] [--file PATH]`: print, or merge into the harness's own config
+// file, the entry that launches `resmongw stdio`.
 func ConfigMain(args []string) int {
-	fmt.Fprintln(os.Stderr, "resmongw config: not built yet")
-	return 2
+	return runConfig(args, os.Stdout, os.Stderr)
 }

@@ -1,0 +1,5 @@
+//go:build !linux && !darwin
+
+package packaging
+
+func newPlatform(string) (*servicePlatform, error) { return nil, errUnsupported }
