@@ -55,6 +55,10 @@ func candidates(t Target, r Resolved, defPort int) (cands []Candidate, bad *Unav
 
 	p, present, blank, err := readPortFile(r.PortFile)
 	switch {
+	case err != nil && len(out) > 0:
+		// RESMON_PORT already named the instance; an unreadable port file cannot widen
+		// that choice, so it is noted rather than fatal.
+		chain = append(chain, fmt.Sprintf("port file %s (from %s) %v; ignored because RESMON_PORT names the port", r.PortFile, r.PortFileSource, err))
 	case err != nil:
 		line := fmt.Sprintf("port file %s (from %s) %v", r.PortFile, r.PortFileSource, err)
 		chain = append(chain, line)

@@ -127,6 +127,13 @@ func TestCandidates(t *testing.T) {
 			t.Errorf("port file %q: got %v %+v, want bad_port_file naming the file", bad, c, u)
 		}
 	}
+	// RESMON_PORT already named the instance: a garbage port file is noted, not fatal,
+	// and still never widens the search to the default.
+	write("garbage")
+	c, u = Candidates(Target{Port: "9001"}, r)
+	if u != nil || len(c) != 1 || c[0].Port != 9001 || c[0].Source != SourceEnv {
+		t.Errorf("valid RESMON_PORT with garbage port file: got %v %+v, want only 9001 from env", c, u)
+	}
 	rm()
 	if err := os.Mkdir(pf, 0o700); err != nil {
 		t.Fatal(err)
