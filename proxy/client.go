@@ -1,0 +1,393 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/scrub"
+)
+
+// Client defaults (reference §1: 30 s per tool request, 3 s to connect).
+const (
+	DefaultRequestTimeout   = 30 * time.Second
+	DefaultConnectTimeout   = 3 * time.Second
+	DefaultMaxResponseBytes = 32 << 20
+
+	// maxErrorBody bounds how much of an error reply is read: only its `detail` matters.
+	maxErrorBody = 64 << 10
+)
+
+// ClientOptions tunes a Client; the zero value (or nil) means the defaults.
+type ClientOptions struct {
+	RequestTimeout   time.Duration // whole request, body included; default 30 s
+	ConnectTimeout   time.Duration // TCP connect; default 3 s
+	MaxResponseBytes int64         // larger success bodies become upstream_error; default 32 MiB
+}
+
+func (o *ClientOptions) withDefaults() ClientOptions {
+	var r ClientOptions
+	if o != nil {
+		r = *o
+	}
+	if r.RequestTimeout <= 0 {
+		r.RequestTimeout = DefaultRequestTimeout
+	}
+	if r.ConnectTimeout <= 0 {
+		r.ConnectTimeout = DefaultConnectTimeout
+	}
+	if r.MaxResponseBytes <= 0 {
+		r.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	return r
+}
+
+// Client calls one verified backend generation. It owns its connection pool, so dropping a
+// generation (Close) can never leave a keep-alive connection to a dead instance in use.
+type Client struct {
+	backend   *discovery.Backend
+	base      string
+	auth      string
+	opts      ClientOptions
+	transport *http.Transport
+	http      *http.Client
+	closed    atomic.Bool
+}
+
+var errRequestTimeout = errors.New("request timeout")
+
+// NewClient returns a client for b. The token is registered with scrub so that it can never
+// leave the process even if something echoes it.
+func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
+	o := opts.withDefaults()
+	scrub.Add(b.Token.Reveal())
+	base := strings.TrimRight(b.BaseURL, "/")
+	if base == "" {
+		// Always the IP literal, so Host is 127.0.0.1:<port>, which the backend's guard requires.
+		base = "http://127.0.0.1:" + strconv.Itoa(b.Port)
+	}
+	t := &http.Transport{
+		Proxy:                 nil, // never route loopback traffic through an environment proxy
+		DialContext:           (&net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          16,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       30 * time.Second,
+		ResponseHeaderTimeout: 0, // bounded by the request context instead
+		DisableCompression:    true,
+	}
+	return &Client{
+		backend:   b,
+		base:      base,
+		auth:      "Bearer " + b.Token.Reveal(),
+		opts:      o,
+		transport: t,
+		http: &http.Client{
+			Transport: t,
+			// A redirect is never expected; following one could carry the request elsewhere.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+}
+
+// Backend is the generation this client calls.
+func (c *Client) Backend() *discovery.Backend { return c.backend }
+
+// BaseURL is the base every request goes to.
+func (c *Client) BaseURL() string { return c.base }
+
+// Close drops the idle connections. In-flight calls finish; their connections are closed as
+// they come back (see Call), so nothing keeps talking to a replaced instance.
+func (c *Client) Close() {
+	c.closed.Store(true)
+	c.transport.CloseIdleConnections()
+}
+
+// callInfoMu guards CallInfo updates: a tool may make its backend calls from several goroutines.
+var callInfoMu sync.Mutex
+
+func (c *Client) note(ctx context.Context) {
+	if ci := CallInfoFrom(ctx); ci != nil {
+		callInfoMu.Lock()
+		ci.Requests++
+		ci.BaseURL = c.base
+		ci.RuntimeID = c.backend.RuntimeID()
+		callInfoMu.Unlock()
+	}
+}
+
+// Call performs r against this generation. It returns the decoded success body (JSON numbers
+// as json.Number, so ids round-trip exactly; a string for a non-JSON body; nil when empty) or
+// a *ToolError mapped per reference §3.
+func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
+	c.note(ctx)
+	defer func() {
+		if c.closed.Load() {
+			c.transport.CloseIdleConnections()
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return nil, cancelledError(c.base)
+	}
+
+	rctx, cancel := context.WithTimeoutCause(ctx, c.opts.RequestTimeout, errRequestTimeout)
+	defer cancel()
+	var gotConn atomic.Bool
+	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
+	})
+
+	req, terr := c.newRequest(rctx, r)
+	if terr != nil {
+		return nil, terr
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.failure(ctx, rctx, err, gotConn.Load())
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode >= 400 {
+		body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if err != nil && len(body) == 0 {
+			// The status alone decides the code; a torn body only loses the detail.
+			body = nil
+		}
+		return nil, MapStatus(resp.StatusCode, resp.Header, body, r.ExpectedRuntimeID, c.base)
+	}
+
+	limit := c.opts.MaxResponseBytes
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, c.failure(ctx, rctx, err, true)
+	}
+	if int64(len(body)) > limit {
+		return nil, NewError(CodeUpstreamError, MsgTooLarge(limit), nil)
+	}
+	v, terr := decodeSuccess(body, resp.Header.Get("Content-Type"))
+	if terr != nil {
+		return nil, terr
+	}
+	if r.ExpectedRuntimeID != "" {
+		// v2.3: a reply to an expected call must prove it came from that instance; otherwise
+		// its content is discarded, never relayed.
+		if terr := CheckIdentity(v, r.ExpectedRuntimeID); terr != nil {
+			return nil, terr
+		}
+	}
+	return v, nil
+}
+
+func (c *Client) newRequest(ctx context.Context, r *Request) (*http.Request, *ToolError) {
+	url := c.base + r.Path
+	if len(r.Query) > 0 {
+		url += "?" + r.Query.Encode()
+	}
+	var body io.Reader
+	if r.Body != nil {
+		b, err := json.Marshal(r.Body)
+		if err != nil {
+			return nil, NewError(CodeInternalError, "The resmon MCP server could not encode the request body.", map[string]any{"reason": "EncodeError"})
+		}
+		body = bytes.NewReader(b)
+	}
+	method := r.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		return nil, NewError(CodeInternalError, "The resmon MCP server built an invalid request.", map[string]any{"reason": "InvalidURL"})
+	}
+	// No Origin header, ever: the backend's guard judges a request without Origin on its token
+	// alone, and one with an unregistered Origin is refused.
+	req.Header.Set("Authorization", c.auth)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
+// failure classifies a transport error. The reason names follow httpx's exception classes,
+// which is what the reference reports in detail.reason.
+func (c *Client) failure(parent, rctx context.Context, err error, gotConn bool) *ToolError {
+	if parent.Err() != nil {
+		return cancelledError(c.base)
+	}
+	if errors.Is(context.Cause(rctx), errRequestTimeout) {
+		if gotConn {
+			return transportError(c.base, "ReadTimeout", true)
+		}
+		return transportError(c.base, "ConnectTimeout", false)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		if op.Timeout() {
+			return transportError(c.base, "ConnectTimeout", false)
+		}
+		return transportError(c.base, "ConnectError", false)
+	}
+	if !gotConn {
+		return transportError(c.base, "ConnectError", false)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return transportError(c.base, "RemoteProtocolError", true)
+	}
+	return transportError(c.base, "ReadError", true)
+}
+
+// cancelledError is returned when the caller gave up (the MCP client cancelled or went away).
+// It is not BackendGone: the backend did nothing wrong.
+func cancelledError(base string) *ToolError {
+	tried := []string{}
+	if base != "" {
+		tried = append(tried, base)
+	}
+	return NewError(CodeBackendUnavailable, MsgCancelled, map[string]any{"tried": tried, "reason": "Cancelled"})
+}
+
+// decodeSuccess applies the reference's success rule: empty → nil; JSON → the value; otherwise
+// the text (exports such as BibTeX). A reply that claims to be JSON but is not is an error,
+// never an empty or stringly success.
+func decodeSuccess(body []byte, contentType string) (any, *ToolError) {
+	if len(body) == 0 {
+		return nil, nil
+	}
+	if v, ok := decodeJSON(body); ok {
+		return v, nil
+	}
+	if isJSONType(contentType) {
+		return nil, NewError(CodeUpstreamError, MsgNotJSON, nil)
+	}
+	return string(body), nil
+}
+
+func decodeJSON(b []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false // trailing data
+	}
+	return v, true
+}
+
+func isJSONType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}
+
+// ValidRuntimeID reports whether s is a canonical lowercase UUID4, the only runtime id form
+// contract v2.3 accepts (reference §7.2).
+func ValidRuntimeID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		ch := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if ch != '-' {
+				return false
+			}
+			continue
+		case 14:
+			if ch != '4' {
+				return false
+			}
+			continue
+		case 19:
+			if ch != '8' && ch != '9' && ch != 'a' && ch != 'b' {
+				return false
+			}
+			continue
+		}
+		if !(ch >= '0' && ch <= '9' || ch >= 'a' && ch <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidIdentity reports whether x is a supported identity object (reference §7.2): the five
+// keys present, contract_version the integer 1 (not true, not 1.0), a valid runtime_id,
+// schema_version null or an integer, corpus_id and build_id null. Extra keys are allowed.
+func ValidIdentity(x any) bool {
+	m, ok := x.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, k := range [...]string{"contract_version", "runtime_id", "schema_version", "corpus_id", "build_id"} {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	if n, ok := jsonInt(m["contract_version"]); !ok || n != 1 {
+		return false
+	}
+	if rid, ok := m["runtime_id"].(string); !ok || !ValidRuntimeID(rid) {
+		return false
+	}
+	if sv := m["schema_version"]; sv != nil {
+		if _, ok := jsonInt(sv); !ok {
+			return false
+		}
+	}
+	return m["corpus_id"] == nil && m["build_id"] == nil
+}
+
+// jsonInt accepts the integer forms a decoded body can hold: json.Number written as an
+// integer, or a Go integer / integral float64 (bodies built by hand in tests).
+func jsonInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		i, err := strconv.ParseInt(string(n), 10, 64)
+		return i, err == nil
+	case float64:
+		if n == float64(int64(n)) {
+			return int64(n), true
+		}
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	}
+	return 0, false
+}
+
+// CheckIdentity checks a success body against an expected runtime id (reference §7.3): a
+// missing or malformed identity → identity_unavailable; a different runtime id →
+// instance_mismatch with {expected_runtime_id, actual_runtime_id}. nil means it matches. The
+// body's content is never copied into the error.
+func CheckIdentity(body any, expected string) *ToolError {
+	m, _ := body.(map[string]any)
+	id, _ := m["identity"].(map[string]any)
+	if m == nil || !ValidIdentity(id) {
+		return NewError(CodeIdentityUnavailable, MsgIdentityMissing, nil)
+	}
+	if actual := id["runtime_id"].(string); actual != expected {
+		return NewError(CodeInstanceMismatch, MsgInstanceMismatch, map[string]any{
+			"expected_runtime_id": expected,
+			"actual_runtime_id":   actual,
+		})
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resmongw/resmongw/discovery"
+)
+
+// Helpers for the client/upstream/server tests. Names carry a "core" prefix so they cannot
+// collide with the tool tests that share this package.
+
+// coreTestTimeout bounds every test's waits; nothing here should come near it.
+const coreTestTimeout = 20 * time.Second
+
+func coreCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), coreTestTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// coreToken returns a fresh, distinctive 43-character token like the backend's.
+func coreToken(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// coreRuntimeID returns a random canonical UUID4.
+func coreRuntimeID(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, 36)
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, hex[c>>4], hex[c&0xf])
+	}
+	return string(out)
+}
+
+// coreFake is a fake backend on 127.0.0.1: it checks the bearer token like the guard does,
+// counts requests and new connections, and answers with handle.
+type coreFake struct {
+	srv       *httptest.Server
+	token     string
+	runtimeID string
+	requests  atomic.Int64
+	conns     atomic.Int64
+	closed    atomic.Int64
+	mu        sync.Mutex
+	paths     []string
+	handle    http.HandlerFunc
+}
+
+func newCoreFake(t testing.TB, handle http.HandlerFunc) *coreFake {
+	t.Helper()
+	f := &coreFake{token: coreToken(t), runtimeID: coreRuntimeID(t), handle: handle}
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.requests.Add(1)
+		f.mu.Lock()
+		f.paths = append(f.paths, r.Method+" "+r.URL.Path)
+		f.mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+f.token {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"detail":{"reason":"token_invalid","message":"The local API token on this request is not this resmon's."}}`))
+			return
+		}
+		if f.handle != nil {
+			f.handle(w, r)
+			return
+		}
+		coreWriteJSON(w, 200, map[string]any{"status": "ok", "identity": f.identity()})
+	}))
+	f.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			f.conns.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			f.closed.Add(1)
+		}
+	}
+	f.srv.Start()
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *coreFake) identity() map[string]any {
+	return map[string]any{"contract_version": 1, "runtime_id": f.runtimeID, "schema_version": 21, "corpus_id": nil, "build_id": nil}
+}
+
+func (f *coreFake) port() int {
+	p, _ := strconv.Atoi(f.srv.URL[len("http://127.0.0.1:"):])
+	return p
+}
+
+func (f *coreFake) backend() *discovery.Backend {
+	return &discovery.Backend{
+		BaseURL:  f.srv.URL,
+		Port:     f.port(),
+		Token:    discovery.Token(f.token),
+		Version:  "2.3.0",
+		Identity: &discovery.Identity{ContractVersion: 1, RuntimeID: f.runtimeID},
+	}
+}
+
+func coreWriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// coreSource is a fake discovery.Source whose state the test sets.
+type coreSource struct {
+	mu        sync.Mutex
+	st        discovery.State
+	changed   chan struct{}
+	rechecks  atomic.Int64
+	onRecheck func()
+}
+
+func newCoreSource() *coreSource { return &coreSource{changed: make(chan struct{})} }
+
+func (s *coreSource) Current() discovery.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st
+}
+
+func (s *coreSource) Wait(ctx context.Context, gen uint64) discovery.State {
+	for {
+		s.mu.Lock()
+		st, ch := s.st, s.changed
+		s.mu.Unlock()
+		if st.Generation > gen {
+			return st
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return s.Current()
+		}
+	}
+}
+
+func (s *coreSource) Recheck() {
+	s.rechecks.Add(1)
+	if s.onRecheck != nil {
+		s.onRecheck()
+	}
+}
+
+// set publishes a new state with the next generation.
+func (s *coreSource) set(b *discovery.Backend, u *discovery.Unavailable) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st = discovery.State{Generation: s.st.Generation + 1, Backend: b, Unavailable: u}
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return s.st.Generation
+}
+
+// coreDeadPort returns a loopback port nothing listens on (it was free a moment ago).
+func coreDeadPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	return p
+}
+
+// coreToolErr asserts err is a *ToolError and returns it.
+func coreToolErr(t *testing.T, err error) *ToolError {
+	t.Helper()
+	te, ok := err.(*ToolError)
+	if !ok {
+		t.Fatalf("error %v (%T) is not a *ToolError", err, err)
+	}
+	return te
+}

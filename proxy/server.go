@@ -1,0 +1,260 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/resmongw/resmongw/scrub"
+)
+
+// ServerName is reported as serverInfo.name.
+const ServerName = "resmon"
+
+// ServerOptions configures NewServer.
+type ServerOptions struct {
+	Tools  []Tool       // default: Tools (the package table)
+	Logger *slog.Logger // for the SDK; nil discards
+	// OnCall, when set, is called once per tools/call after it finished (unknown tools too).
+	OnCall func(ctx context.Context, rec CallRecord)
+}
+
+// CallRecord describes one finished tools/call.
+type CallRecord struct {
+	Tool     string
+	Write    bool
+	Duration time.Duration
+	Code     string // the error code; "" on success
+	Info     CallInfo
+}
+
+const methodCallTool = "tools/call"
+
+// NewServer returns the resmon MCP server: every tool of the table registered with raw
+// arguments (validated by the tools themselves, exactly like the reference: unknown arguments
+// ignored, no SDK schema validation), results shaped as the reference's
+// {"content":[{"type":"text","text":<JSON>}],"isError":bool}. Serve it over a transport
+// wrapped with WrapTransport so tools/list carries requires_confirmation.
+func NewServer(api API, opts *ServerOptions) *mcp.Server {
+	var o ServerOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Tools == nil {
+		o.Tools = Tools
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Version: ContractVersion}, &mcp.ServerOptions{
+		Logger: o.Logger,
+		// The reference advertises exactly {"tools": {}}: the list never changes, so no
+		// listChanged, and there is no logging.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	d := &dispatcher{api: api, byName: make(map[string]*Tool, len(o.Tools)), onCall: o.OnCall}
+	for i := range o.Tools {
+		t := &o.Tools[i]
+		d.byName[t.Name] = t
+		schema := any(t.InputSchema)
+		if t.InputSchema == nil {
+			schema = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		s.AddTool(&mcp.Tool{
+			Name:        t.Name,
+			Description: t.Description,
+			InputSchema: schema,
+			Annotations: annotations(t),
+		}, d.handler(t))
+	}
+	s.AddReceivingMiddleware(d.middleware)
+	return s
+}
+
+// annotations maps a table row to MCP hints: reads are read-only; writes carry the row's
+// destructive/idempotent/open-world judgement. OpenWorld is explicit on reads too, because
+// MCP's default for a missing openWorldHint is true and the reads only touch the local app.
+func annotations(t *Tool) *mcp.ToolAnnotations {
+	ow := t.OpenWorld
+	if !t.RequiresConfirmation {
+		return &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &ow}
+	}
+	destructive := t.Destructive
+	return &mcp.ToolAnnotations{DestructiveHint: &destructive, IdempotentHint: t.Idempotent, OpenWorldHint: &ow}
+}
+
+type dispatcher struct {
+	api    API
+	byName map[string]*Tool
+	onCall func(context.Context, CallRecord)
+}
+
+type callStateKey struct{}
+
+// callState carries what the handler learned back out to the middleware that records it.
+type callState struct {
+	code string
+	info CallInfo
+}
+
+// middleware answers unknown tools the reference's way (an isError result, not a protocol
+// error) and reports every call to OnCall.
+func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != methodCallTool {
+			return next(ctx, method, req)
+		}
+		ctr, ok := req.(*mcp.CallToolRequest)
+		if !ok || ctr.Params == nil {
+			return next(ctx, method, req)
+		}
+		start := time.Now()
+		name := ctr.Params.Name
+		t, known := d.byName[name]
+		st := &callState{}
+		var res mcp.Result
+		var err error
+		if known {
+			ctx = context.WithValue(WithCallInfo(ctx, &st.info), callStateKey{}, st)
+			res, err = next(ctx, method, req)
+			if err != nil && st.code == "" {
+				st.code = "protocol_error"
+			}
+		} else {
+			e := InvalidArgument("Unknown tool '" + name + "'.")
+			st.code = e.Code
+			res = toolResult(e, true)
+		}
+		if d.onCall != nil {
+			rec := CallRecord{Tool: name, Duration: time.Since(start), Code: st.code}
+			if known {
+				rec.Write = t.RequiresConfirmation
+			}
+			callInfoMu.Lock()
+			rec.Info = st.info
+			callInfoMu.Unlock()
+			d.onCall(ctx, rec)
+		}
+		return res, err
+	}
+}
+
+func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var raw json.RawMessage
+		if req.Params != nil {
+			raw = req.Params.Arguments
+		}
+		payload, terr := runTool(ctx, d.api, t, raw)
+		if terr != nil {
+			if st, ok := ctx.Value(callStateKey{}).(*callState); ok {
+				st.code = terr.Code
+			}
+			return toolResult(terr, true), nil
+		}
+		return toolResult(payload, false), nil
+	}
+}
+
+// runTool decodes the arguments and runs the handler, turning anything that is not a
+// *ToolError (an error or a panic) into the reference's internal_error, never a stack trace.
+func runTool(ctx context.Context, api API, t *Tool, raw json.RawMessage) (payload any, terr *ToolError) {
+	args, terr := decodeArgs(raw)
+	if terr != nil {
+		return nil, terr
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			payload, terr = nil, internalError(t.Name, typeName(p))
+		}
+	}()
+	if t.Handler == nil {
+		return nil, internalError(t.Name, "NoHandler")
+	}
+	v, err := t.Handler(ctx, api, args)
+	if err != nil {
+		var te *ToolError
+		if errors.As(err, &te) && te != nil {
+			return nil, te
+		}
+		return nil, internalError(t.Name, typeName(err))
+	}
+	return v, nil
+}
+
+func internalError(name, reason string) *ToolError {
+	return NewError(CodeInternalError, "The resmon MCP server failed handling '"+name+"'.", map[string]any{"reason": reason})
+}
+
+// typeName names a value's type without the pointer star ("errors.errorString").
+func typeName(v any) string {
+	return strings.TrimPrefix(fmt.Sprintf("%T", v), "*")
+}
+
+// decodeArgs turns the raw arguments into the map the handlers take: absent or null → {},
+// numbers as json.Number (exact, like the backend bodies), anything but an object refused.
+func decodeArgs(raw json.RawMessage) (map[string]any, *ToolError) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return map[string]any{}, nil
+	}
+	if raw[0] != '{' {
+		return nil, InvalidArgument("Tool arguments must be a JSON object.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var args map[string]any
+	if err := dec.Decode(&args); err != nil || args == nil {
+		return nil, InvalidArgument("Tool arguments must be a JSON object.")
+	}
+	return args, nil
+}
+
+// toolResult renders a payload as the reference does: one text item holding the JSON of the
+// payload, scrubbed of every token this process knows. No structuredContent.
+func toolResult(payload any, isError bool) *mcp.CallToolResult {
+	if te, ok := payload.(*ToolError); ok {
+		payload = errorPayload(te)
+	}
+	text, err := encodePayload(payload)
+	if err != nil {
+		// Only reachable for values JSON cannot express (NaN, channels): a bug in a tool.
+		text, _ = encodePayload(errorPayload(internalError("result", "EncodeError")))
+		isError = true
+	}
+	return &mcp.CallToolResult{
+		Content: []mcp.Content{&mcp.TextContent{Text: scrub.String(text)}},
+		IsError: isError,
+	}
+}
+
+type wireError struct {
+	Error   string         `json:"error"`
+	Message string         `json:"message"`
+	Detail  map[string]any `json:"detail"`
+}
+
+func errorPayload(te *ToolError) wireError {
+	d := te.Detail
+	if d == nil {
+		d = map[string]any{}
+	}
+	return wireError{Error: te.Code, Message: te.Message, Detail: d}
+}
+
+func encodePayload(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the text is for a model, not a web page
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), nil
+}

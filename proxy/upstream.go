@@ -1,0 +1,207 @@
+package proxy
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/resmongw/resmongw/discovery"
+)
+
+// Upstream defaults.
+const (
+	DefaultFirstCheckWait = 4 * time.Second
+	DefaultRetryWait      = 3 * time.Second
+
+	// firstCheckPoll bounds each wait for the first check, so a source whose first check does
+	// not bump the generation is still noticed promptly.
+	firstCheckPoll = 100 * time.Millisecond
+)
+
+// UpstreamOptions tunes an Upstream; nil means the defaults.
+type UpstreamOptions struct {
+	Client *ClientOptions
+	// FirstCheckWait is how long a call waits for the watcher's very first check.
+	FirstCheckWait time.Duration
+	// RetryWait is how long a failed read waits for a new verified generation before giving up.
+	RetryWait time.Duration
+}
+
+// Upstream is the API the tools use in the daemon: it follows a discovery.Source across
+// backend generations (the hot swap), keeping one Client per generation.
+type Upstream struct {
+	src  discovery.Source
+	opts UpstreamOptions
+
+	mu     sync.Mutex
+	gen    uint64
+	client *Client // for gen; nil when gen is unverified or no call has needed one yet
+}
+
+// NewUpstream returns an Upstream following src. It does no I/O.
+func NewUpstream(src discovery.Source, opts *UpstreamOptions) *Upstream {
+	var o UpstreamOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.FirstCheckWait <= 0 {
+		o.FirstCheckWait = DefaultFirstCheckWait
+	}
+	if o.RetryWait <= 0 {
+		o.RetryWait = DefaultRetryWait
+	}
+	return &Upstream{src: src, opts: o}
+}
+
+// Close drops the current generation's idle connections. Calls made afterwards still work
+// (they open a fresh pool), so closing is safe while sessions wind down.
+func (u *Upstream) Close() {
+	u.mu.Lock()
+	c := u.client
+	u.client = nil
+	u.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+}
+
+// Call runs r on the current verified generation. A read whose generation vanished under it
+// (transport error or 401) is retried once on the next verified generation; a write is never
+// replayed, and nor is a call with an expected runtime id (contract v2.3: no hidden retry).
+func (u *Upstream) Call(ctx context.Context, r *Request) (any, error) {
+	st, terr := u.state(ctx)
+	if terr != nil {
+		return nil, terr
+	}
+	c := u.clientFor(st)
+	noteGeneration(ctx, st.Generation, false)
+	res, err := c.Call(ctx, r)
+	te, ok := err.(*ToolError)
+	if !ok || !te.BackendGone {
+		return res, err
+	}
+
+	// The generation we called is gone: ask the watcher to look again now rather than at its
+	// next poll, so the following call (or our retry) finds the new instance.
+	u.src.Recheck()
+	if r.ExpectedRuntimeID != "" {
+		return nil, te
+	}
+	if r.Write {
+		if te.Sent {
+			return nil, writeInterrupted(te)
+		}
+		// Never reached the backend (refused connection, or the guard's 401), so nothing was
+		// done; the caller may try again, but we do not do it for them.
+		return nil, te
+	}
+	next, ok := u.waitNewer(ctx, st.Generation)
+	if !ok {
+		return nil, te
+	}
+	c = u.clientFor(next)
+	noteGeneration(ctx, next.Generation, true)
+	res, err = c.Call(ctx, r)
+	if te, ok := err.(*ToolError); ok && te.BackendGone {
+		u.src.Recheck() // once is all a call gets; the next call starts from a fresh check
+	}
+	return res, err
+}
+
+func noteGeneration(ctx context.Context, gen uint64, retried bool) {
+	if ci := CallInfoFrom(ctx); ci != nil {
+		callInfoMu.Lock()
+		ci.Generation = gen
+		if retried {
+			ci.Retried = true
+		}
+		callInfoMu.Unlock()
+	}
+}
+
+// state returns a verified state or the backend_unavailable error for an unverified one,
+// waiting (bounded) only for the very first check.
+func (u *Upstream) state(ctx context.Context) (discovery.State, *ToolError) {
+	st := u.src.Current()
+	if st.Backend == nil && st.Unavailable == nil {
+		wctx, cancel := context.WithTimeout(ctx, u.opts.FirstCheckWait)
+		defer cancel()
+		for st.Backend == nil && st.Unavailable == nil && wctx.Err() == nil {
+			pctx, pcancel := context.WithTimeout(wctx, firstCheckPoll)
+			st = u.src.Wait(pctx, st.Generation)
+			pcancel()
+			if st.Backend == nil && st.Unavailable == nil {
+				st = u.src.Current()
+			}
+		}
+	}
+	switch {
+	case st.Backend != nil:
+		return st, nil
+	case st.Unavailable != nil:
+		u.dropBefore(st.Generation)
+		return st, NewError(CodeBackendUnavailable, st.Unavailable.Message, st.Unavailable.Detail())
+	case ctx.Err() != nil:
+		return st, cancelledError("")
+	default:
+		return st, NewError(CodeBackendUnavailable, "resmon could not be checked yet; the gateway is still looking for it. Try again.",
+			map[string]any{"tried": []string{}})
+	}
+}
+
+// waitNewer waits (bounded by RetryWait and ctx) for a verified generation newer than gen.
+// Unverified generations in between (down, then up again) are waited through.
+func (u *Upstream) waitNewer(ctx context.Context, gen uint64) (discovery.State, bool) {
+	wctx, cancel := context.WithTimeout(ctx, u.opts.RetryWait)
+	defer cancel()
+	for {
+		st := u.src.Wait(wctx, gen)
+		if st.Generation > gen && st.Backend != nil {
+			return st, true
+		}
+		if wctx.Err() != nil {
+			return st, false
+		}
+		if st.Generation > gen {
+			gen = st.Generation
+		}
+	}
+}
+
+// clientFor returns the client of st's generation, creating it on first use and closing the
+// previous generation's idle connections when the generation moves on.
+func (u *Upstream) clientFor(st discovery.State) *Client {
+	u.mu.Lock()
+	if u.client != nil && st.Generation <= u.gen {
+		// Same generation, or st is a stale read racing a newer swap: the newer client wins.
+		c := u.client
+		u.mu.Unlock()
+		return c
+	}
+	old := u.client
+	c := NewClient(st.Backend, u.opts.Client)
+	if st.Generation >= u.gen {
+		u.client, u.gen = c, st.Generation
+	} else {
+		// A stale state after the backend went away: serve this one call, keep nothing idle.
+		c.closed.Store(true)
+	}
+	u.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	return c
+}
+
+// dropBefore releases the client of any generation older than gen (the backend went away).
+func (u *Upstream) dropBefore(gen uint64) {
+	u.mu.Lock()
+	var old *Client
+	if u.client != nil && u.gen < gen {
+		old, u.client, u.gen = u.client, nil, gen
+	}
+	u.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+}
