@@ -1,0 +1,147 @@
+package backendsim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// syncBuffer collects the helper's stderr while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls cond until it holds or ctx ends.
+func waitFor(ctx context.Context, cond func() bool) bool {
+	for {
+		if cond() {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// TestMainAsAProcess runs `resmongw dev backend` for real (this test binary re-executed
+// with BACKENDSIM_HELPER=1), then checks the start line, health with the token from the
+// file, SIGHUP rotation and SIGTERM cleanup.
+func TestMainAsAProcess(t *testing.T) {
+	dir := t.TempDir()
+	args, _ := json.Marshal([]string{"--state-dir", dir, "--run-duration", "1s"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BACKENDSIM_HELPER=1", "BACKENDSIM_ARGS="+string(args))
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	stdout := &syncBuffer{}
+	cmd.Stdout = stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+
+	startRE := regexp.MustCompile(`resmon simulator \(SIMULATED DATA\) listening on http://127\.0\.0\.1:(\d+), state dir (.+)\n`)
+	var port string
+	if !waitFor(ctx, func() bool {
+		m := startRE.FindStringSubmatch(stderr.String())
+		if m != nil {
+			port = m[1]
+			if m[2] != dir {
+				t.Errorf("start line names state dir %q", m[2])
+			}
+		}
+		return m != nil
+	}) {
+		t.Fatalf("no start line; stderr: %s", stderr.String())
+	}
+	base := "http://127.0.0.1:" + port
+	tf := filepath.Join(dir, "api-token-"+port)
+	tok1, err := readFile(tf)
+	if err != nil || !tokenRE.MatchString(tok1) {
+		t.Fatalf("token file: %v", err)
+	}
+	if pf, _ := readFile(filepath.Join(dir, "resmon.port")); pf != port {
+		t.Errorf("port file %q", pf)
+	}
+	h1 := send(t, base, tok1, "GET", "/api/health", nil).json(t)
+	id1 := h1["identity"].(map[string]any)["runtime_id"]
+
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	var tok2 string
+	if !waitFor(ctx, func() bool {
+		tok2, _ = readFile(tf)
+		return tokenRE.MatchString(tok2) && tok2 != tok1 && strings.Contains(stderr.String(), "restarted")
+	}) {
+		t.Fatalf("SIGHUP did not rotate the token; stderr: %s", stderr.String())
+	}
+	wantBody(t, send(t, base, tok1, "GET", "/api/health", nil), bodyTokenInvalid)
+	h2 := send(t, base, tok2, "GET", "/api/health", nil).json(t)
+	if h2["identity"].(map[string]any)["runtime_id"] == id1 {
+		t.Errorf("runtime id kept across SIGHUP")
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if err != nil {
+		t.Fatalf("exit after SIGTERM: %v; stderr: %s", err, stderr.String())
+	}
+	for _, f := range []string{tf, filepath.Join(dir, "resmon.port")} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s left after SIGTERM", filepath.Base(f))
+		}
+	}
+	out := stderr.String() + stdout.String()
+	for _, tok := range []string{tok1, tok2} {
+		if strings.Contains(out, tok) {
+			t.Errorf("the token was printed")
+		}
+	}
+	// Every line is a log line of ours (no stray output).
+	sc := bufio.NewScanner(strings.NewReader(stderr.String()))
+	for sc.Scan() {
+		if !strings.HasPrefix(sc.Text(), "resmon simulator") {
+			t.Errorf("unexpected stderr line %q", sc.Text())
+		}
+	}
+}
+
+func TestMainRejectsBadFlags(t *testing.T) {
+	var b bytes.Buffer
+	if code := run([]string{"--bogus"}, &b); code != 2 {
+		t.Errorf("exit %d for an unknown flag", code)
+	}
+	if code := run([]string{"extra"}, &b); code != 2 {
+		t.Errorf("exit %d for a stray argument", code)
+	}
+}
