@@ -3,18 +3,110 @@
 package daemon
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"net"
 	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
 // Version is the gateway's version, reported by status and `resmongw version`.
 var Version = "0.1.0-dev"
 
-// ServeMain runs `resmongw serve`. (Placeholder until the daemon lands.)
-func ServeMain(args []string) int { fmt.Fprintln(os.Stderr, "resmongw serve: not built yet"); return 2 }
+// ServeMain runs `resmongw serve`: exit 0 after a signal-driven shutdown, 1 when another
+// daemon holds the lock or startup fails, 2 on bad flags.
+func ServeMain(args []string) int {
+	fs := flag.NewFlagSet("resmongw serve", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	socketFlag := fs.String("socket", "", "socket path (default: $"+endpoint.SocketEnv+" or the per-user default)")
+	logFlag := fs.String("log-file", "", "log file (default: the per-user state/log directory)")
+	foreground := fs.Bool("foreground", false, "also log to stderr (default when stderr is a terminal)")
+	idle := fs.Duration("target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	failf := func(format string, a ...any) int {
+		fmt.Fprintf(os.Stderr, "resmongw serve: "+format+"\n", a...)
+		return 1
+	}
+	socket, err := endpoint.SocketPath(*socketFlag, os.Getenv)
+	if err != nil {
+		return failf("%v", err)
+	}
+	logFile := *logFlag
+	if logFile == "" {
+		if logFile, err = defaultLogFile(os.Getenv); err != nil {
+			return failf("%v", err)
+		}
+	}
+	if logFile, err = filepath.Abs(logFile); err != nil {
+		return failf("%v", err)
+	}
+	log, closeLog, err := newLogger(logFile, *foreground || isTerminal(os.Stderr))
+	if err != nil {
+		return failf("%v", err)
+	}
+	defer closeLog()
 
-// StatusMain runs `resmongw status`. (Placeholder until the daemon lands.)
-func StatusMain(args []string) int {
-	fmt.Fprintln(os.Stderr, "resmongw status: not built yet")
-	return 2
+	// Order matters: private dir, then the lock, and only then touch the socket path, so a
+	// second daemon can never unlink the socket of the first.
+	dir := socketDir(socket)
+	if err := privateDir(dir); err != nil {
+		log.Error("socket directory", zap.Error(err))
+		return failf("%v", err)
+	}
+	lock, err := acquireLock(filepath.Join(dir, "daemon.lock"))
+	if err != nil {
+		var ar *errAlreadyRunning
+		if errors.As(err, &ar) {
+			log.Info("another daemon is running", zap.Int("pid", ar.pid))
+		}
+		return failf("%v", err)
+	}
+	defer lock.Release()
+	ln, err := listenPrivate(socket)
+	if err != nil {
+		log.Error("listen", zap.Error(err))
+		return failf("listening on %s: %v", socket, err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d := &daemon{
+		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: newSlogBridge(log),
+		ln: ln, ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
+	}
+	d.targets = &targets{m: map[string]*target{}, idleTTL: *idle, make: d.newTarget, log: log}
+	log.Info("daemon started", zap.String("version", Version), zap.Int("pid", os.Getpid()),
+		zap.String("socket", socket))
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	served := make(chan struct{})
+	go func() { d.serve(); close(served) }()
+	select {
+	case sig := <-sigs:
+		log.Info("shutting down", zap.String("signal", sig.String()))
+	case <-served:
+		log.Error("listener stopped unexpectedly")
+	}
+	d.shutdown()
+	cancel()
+	log.Info("daemon stopped")
+	return 0
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -2,9 +2,183 @@
 package shim
 
 import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"net"
 	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
-// Main runs the shim. (Placeholder until the shim lands.)
-func Main(args []string) int { fmt.Fprintln(os.Stderr, "resmongw stdio: not built yet"); return 2 }
+// Bounds on waiting. A harness such as Codex gives a server 10 s to answer initialize, so the
+// whole connect path (autostart included) must fit well inside that.
+const (
+	autostartWait = 3 * time.Second  // how long to retry dialling a daemon we (or a sibling) started
+	replyWait     = 5 * time.Second  // how long the daemon may take to accept the preamble
+	drainWait     = 30 * time.Second // after the harness closed stdin, how long answers may still flow
+	parentPoll    = time.Second      // how often to check that our parent is still alive
+)
+
+// Main runs the shim. Its stdout carries protocol bytes only; every diagnostic is one stderr line.
+func Main(args []string) int {
+	fs := flag.NewFlagSet("resmongw stdio", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	socketFlag := fs.String("socket", "", "daemon socket path (default: $"+endpoint.SocketEnv+" or the per-user default)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	path, err := endpoint.SocketPath(*socketFlag, os.Getenv)
+	if err != nil {
+		return fail("%v", err)
+	}
+	conn, err := connect(path, os.Getenv(endpoint.NoAutostartEnv) != "1")
+	if err != nil {
+		return fail("%v", err)
+	}
+	return run(conn, os.Stdin, os.Stdout)
+}
+
+func fail(format string, a ...any) int {
+	fmt.Fprintf(os.Stderr, "resmongw stdio: "+format+"\n", a...)
+	return 1
+}
+
+// daemonDown reports whether a dial error means nobody is serving the socket.
+func daemonDown(err error) bool {
+	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// connect dials the daemon, starting it when it is not running and autostart is allowed.
+func connect(path string, autostart bool) (*net.UnixConn, error) {
+	conn, err := dial(path)
+	if err == nil || !daemonDown(err) {
+		return conn, err
+	}
+	if !autostart {
+		return nil, fmt.Errorf("the daemon is not running (no socket at %s); start it with 'resmongw serve' or install the service with 'resmongw install'", path)
+	}
+	exited, serr := startDaemon(path)
+	if serr != nil {
+		return nil, fmt.Errorf("the daemon is not running at %s and starting it failed: %v", path, serr)
+	}
+	// Two shims may autostart at once; the daemons' flock picks one and the other exits, so we
+	// simply keep dialling whoever wins.
+	deadline := time.Now().Add(autostartWait)
+	for backoff := 10 * time.Millisecond; ; backoff = min(backoff*2, 200*time.Millisecond) {
+		conn, err = dial(path)
+		if err == nil || !daemonDown(err) {
+			return conn, err
+		}
+		if time.Now().After(deadline) {
+			why := ""
+			select {
+			case werr := <-exited:
+				why = fmt.Sprintf(" (the daemon it started exited: %v)", werr)
+			default:
+			}
+			return nil, fmt.Errorf("started the daemon but it did not listen on %s within %v%s; run 'resmongw serve --foreground' to see why", path, autostartWait, why)
+		}
+		time.Sleep(backoff)
+	}
+}
+
+func dial(path string) (*net.UnixConn, error) {
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// closedEarly is what the daemon's silence means: it refuses peers of another user without a
+// word, and a daemon that is shutting down closes too.
+const closedEarly = "the daemon closed the connection without answering (is it another user's daemon? see its log)"
+
+// run sends the preamble, checks the daemon's reply, then copies bytes both ways until the
+// daemon closes the stream, a signal arrives, or our parent goes away.
+func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
+	defer conn.Close()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	ppid := os.Getppid()
+	pre := endpoint.Preamble{
+		Resmongw: endpoint.Protocol,
+		Kind:     endpoint.KindMCP,
+		Env:      endpoint.CaptureEnv(os.Getenv),
+		PID:      os.Getpid(),
+		PPID:     ppid,
+		Client:   parentArgv0(ppid),
+	}
+	if _, err := conn.Write(endpoint.Line(pre)); err != nil {
+		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+			return fail(closedEarly)
+		}
+		return fail("writing to the daemon: %v", err)
+	}
+
+	// The harness's first request can go out while we wait for the reply: the daemon reads it
+	// after the preamble. Half-close on stdin EOF so the daemon sees the end of the session.
+	stdinDone := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(conn, stdin)
+		_ = conn.CloseWrite()
+		close(stdinDone)
+	}()
+
+	br := bufio.NewReaderSize(conn, 4096)
+	_ = conn.SetReadDeadline(time.Now().Add(replyWait))
+	line, err := br.ReadSlice('\n')
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+		return fail(closedEarly)
+	}
+	if err != nil {
+		return fail("no answer from the daemon: %v", err)
+	}
+	var reply endpoint.Reply
+	if err := json.Unmarshal(line, &reply); err != nil {
+		return fail("unexpected first line from the daemon (is %s a resmongw socket?)", conn.RemoteAddr())
+	}
+	if !reply.OK {
+		return fail("the daemon refused the session: %s", reply.Error)
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+
+	outDone := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(stdout, br)
+		outDone <- err
+	}()
+
+	tick := time.NewTicker(parentPoll)
+	defer tick.Stop()
+	var drain <-chan time.Time
+	for {
+		select {
+		case err := <-outDone:
+			if err != nil && !errors.Is(err, net.ErrClosed) {
+				return fail("connection to the daemon broke: %v", err)
+			}
+			return 0
+		case <-stdinDone:
+			stdinDone = nil
+			drain = time.After(drainWait)
+		case <-drain:
+			return 0 // the harness hung up and the daemon never closed; don't linger
+		case <-sigs:
+			return 0
+		case <-tick.C:
+			if os.Getppid() != ppid {
+				return 0 // reparented: the harness died without closing our stdin
+			}
+		}
+	}
+}

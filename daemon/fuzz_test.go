@@ -1,0 +1,174 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/zap"
+
+	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/shim/endpoint"
+)
+
+// FuzzPreamble: any first line is either a valid preamble (our protocol, a known kind) or
+// an error; it never panics, never reads past the first newline (the MCP bytes that follow
+// belong to the session), and never accepts more than MaxPreamble bytes.
+func FuzzPreamble(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		br := bufio.NewReaderSize(bytes.NewReader(data), 4096)
+		p, err := readPreamble(br)
+		nl := bytes.IndexByte(data, '\n')
+		if err != nil {
+			if p != nil {
+				t.Fatal("a preamble and an error")
+			}
+			return
+		}
+		if nl < 0 || nl+1 > endpoint.MaxPreamble {
+			t.Fatalf("accepted a preamble without a newline or over the bound (%d bytes)", nl+1)
+		}
+		if p.Resmongw != endpoint.Protocol || (p.Kind != endpoint.KindMCP && p.Kind != endpoint.KindStatus) {
+			t.Fatalf("accepted %+v", p)
+		}
+		rest, _ := io.ReadAll(br)
+		if !bytes.Equal(rest, data[nl+1:]) {
+			t.Fatalf("the bytes after the preamble changed: %q, want %q", rest, data[nl+1:])
+		}
+		// What the daemon does next with the env must not panic either.
+		_ = discovery.TargetFromEnv(func(k string) string { return p.Env[k] }).Key()
+	})
+}
+
+// okAPI answers every backend request with a small health-like object, so tool calls in
+// the fuzz input run their handlers without a backend.
+type okAPI struct{}
+
+func (okAPI) Call(context.Context, *proxy.Request) (any, error) {
+	return map[string]any{"status": "ok", "version": "2.3.0"}, nil
+}
+
+// fuzzDaemon is a real daemon accept loop (peer check, preamble, target registry, drain and
+// wire transports, the proxy's MCP server) on a socket in a temp dir, with a fake backend.
+func fuzzDaemon(f *testing.F) (*daemon, string) {
+	short, err := os.MkdirTemp("", "rgfz")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { os.RemoveAll(short) })
+	socket := filepath.Join(short, "s.sock")
+	ln, err := listenPrivate(socket)
+	if err != nil {
+		f.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &daemon{socket: socket, started: time.Now(), log: zap.NewNop(), sdkLog: slog.New(slog.DiscardHandler),
+		ln: ln, ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{}}
+	d.targets = &targets{m: map[string]*target{}, idleTTL: time.Hour, log: zap.NewNop(),
+		make: func(key string, env discovery.Target) *target {
+			w := discovery.NewWatcher(env, nil) // never started: the fake API needs no discovery
+			return &target{key: key, env: env, watcher: w, upstream: proxy.NewUpstream(w, nil),
+				server: proxy.NewServer(okAPI{}, &proxy.ServerOptions{Tools: proxy.Tools}), stats: newCallStats()}
+		}}
+	served := make(chan struct{})
+	go func() { d.serve(); close(served) }()
+	f.Cleanup(func() {
+		d.shutdown()
+		cancel()
+		<-served
+	})
+	return d, socket
+}
+
+// dialSession opens a raw connection and completes the preamble exchange.
+func dialSession(t testing.TB, socket string) (*net.UnixConn, *bufio.Reader) {
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindMCP, Env: map[string]string{"HOME": "/nonexistent"}}
+	if _, err := c.Write(endpoint.Line(pre)); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := br.ReadBytes('\n')
+	var reply endpoint.Reply
+	if err != nil || json.Unmarshal(line, &reply) != nil || !reply.OK {
+		t.Fatalf("preamble reply %q: %v", line, err)
+	}
+	return c, br
+}
+
+const fuzzInit = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}` + "\n" +
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+
+// FuzzJSONRPCLines: whatever a harness writes after a valid handshake (garbage, batches,
+// non-objects, odd ids, tool calls with any arguments), the daemon answers only with JSON,
+// ends the session within a bound once the client hangs up, and keeps serving a bystander
+// session that is open the whole time.
+func FuzzJSONRPCLines(f *testing.F) {
+	_, socket := fuzzDaemon(f)
+	bc, _ := dialSession(f, socket)
+	// The bystander is a real SDK client on its own connection (the reply line is consumed).
+	client := mcp.NewClient(&mcp.Implementation{Name: "bystander", Version: "1"}, nil)
+	bs, err := client.Connect(context.Background(), &mcp.IOTransport{Reader: bc, Writer: bc},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = bs.Close() })
+
+	f.Fuzz(func(t *testing.T, input []byte) {
+		c, br := dialSession(t, socket)
+		defer c.Close()
+		// A harness waits for the initialize answer before it sends anything else.
+		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+		if _, err := c.Write([]byte(fuzzInit)); err != nil {
+			t.Fatal(err)
+		}
+		line, err := br.ReadBytes('\n')
+		var init map[string]any
+		if err != nil || json.Unmarshal(line, &init) != nil || init["id"] != "init" || init["result"] == nil {
+			t.Fatalf("initialize: %q %v", line, err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Write(append(input, '\n'))
+			_ = c.CloseWrite()
+			done <- err
+		}()
+		// drainWait (35 s) is the daemon's own bound for answers after a half-close; a fake
+		// backend answers at once, so anything near it is a hang.
+		sc := bufio.NewScanner(br)
+		sc.Buffer(nil, 32<<20)
+		for sc.Scan() {
+			if !json.Valid(sc.Bytes()) {
+				t.Fatalf("the daemon wrote a non-JSON line: %q", sc.Bytes())
+			}
+		}
+		if err := sc.Err(); err != nil && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "connection reset") {
+			t.Fatalf("session did not end: %v", err)
+		}
+		<-done
+
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := bs.ListTools(ctx, nil)
+		if err != nil || len(res.Tools) != len(proxy.Tools) {
+			t.Fatalf("bystander session after the input: %v", err)
+		}
+	})
+}

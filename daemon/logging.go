@@ -1,0 +1,149 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"gopkg.in/natefinch/lumberjack.v2"
+
+	"github.com/resmongw/resmongw/scrub"
+	"github.com/resmongw/resmongw/shim/endpoint"
+)
+
+// defaultLogFile is the per-user log: Linux $XDG_STATE_HOME/resmongw/resmongw.log (or
+// ~/.local/state/…), macOS ~/Library/Logs/resmongw/resmongw.log.
+func defaultLogFile(getenv func(string) string) (string, error) {
+	if runtime.GOOS == "darwin" {
+		home := getenv("HOME")
+		if home == "" {
+			var err error
+			if home, err = os.UserHomeDir(); err != nil {
+				return "", err
+			}
+		}
+		return filepath.Join(home, "Library", "Logs", "resmongw", "resmongw.log"), nil
+	}
+	state, err := endpoint.StateHome(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(state, "resmongw", "resmongw.log"), nil
+}
+
+// newLogger logs JSON to a rotated file (mode 0600) and, when asked, to stderr; never to
+// stdout. Sampling is off (a quiet daemon must not drop the one line that explains a
+// failure). Every entry is scrubbed twice: fields by scrubCore, bytes by scrubWriter.
+func newLogger(path string, stderr bool) (*zap.Logger, func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("log directory: %w", err)
+	}
+	// lumberjack creates new files 0600 but keeps an existing file's mode.
+	if err := os.Chmod(path, 0o600); err != nil && !os.IsNotExist(err) {
+		return nil, nil, fmt.Errorf("log file: %w", err)
+	}
+	lj := &lumberjack.Logger{Filename: path, MaxSize: 10, MaxBackups: 3, MaxAge: 28}
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	cores := []zapcore.Core{zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(scrubWriter{lj}), zap.InfoLevel)}
+	if stderr {
+		cores = append(cores, zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(scrubWriter{os.Stderr})), zap.InfoLevel))
+	}
+	log := zap.New(scrubCore{zapcore.NewTee(cores...)})
+	return log, func() { _ = log.Sync(); _ = lj.Close() }, nil
+}
+
+// scrubWriter removes registered tokens from encoded log bytes: the last line of defence,
+// whatever field type carried the text.
+type scrubWriter struct{ w io.Writer }
+
+func (s scrubWriter) Write(p []byte) (int, error) {
+	if _, err := s.w.Write(scrub.Bytes(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// scrubCore scrubs the message and the string-like fields of every entry.
+type scrubCore struct{ zapcore.Core }
+
+func (c scrubCore) With(fs []zapcore.Field) zapcore.Core {
+	return scrubCore{c.Core.With(scrubFields(fs))}
+}
+
+func (c scrubCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c scrubCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
+	e.Message = scrub.String(e.Message)
+	return c.Core.Write(e, scrubFields(fs))
+}
+
+func scrubFields(fs []zapcore.Field) []zapcore.Field {
+	out := make([]zapcore.Field, len(fs))
+	for i, f := range fs {
+		switch f.Type {
+		case zapcore.StringType:
+			f.String = scrub.String(f.String)
+		case zapcore.ErrorType:
+			if err, ok := f.Interface.(error); ok && err != nil {
+				f = zap.String(f.Key, scrub.String(err.Error()))
+			}
+		case zapcore.StringerType:
+			if s, ok := f.Interface.(fmt.Stringer); ok && s != nil {
+				f = zap.String(f.Key, scrub.String(s.String()))
+			}
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// slogBridge hands the go-sdk's slog records to zap, at warn and above only: the SDK logs
+// every session connect and disconnect at info, which the daemon logs itself.
+type slogBridge struct {
+	log    *zap.Logger
+	prefix string
+}
+
+func newSlogBridge(log *zap.Logger) *slog.Logger {
+	return slog.New(&slogBridge{log: log.Named("mcp")})
+}
+
+func (b *slogBridge) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (b *slogBridge) Handle(_ context.Context, r slog.Record) error {
+	fields := make([]zap.Field, 0, r.NumAttrs())
+	r.Attrs(func(a slog.Attr) bool {
+		fields = append(fields, zap.Any(b.prefix+a.Key, a.Value.Any()))
+		return true
+	})
+	if r.Level >= slog.LevelError {
+		b.log.Error(r.Message, fields...)
+	} else {
+		b.log.Warn(r.Message, fields...)
+	}
+	return nil
+}
+
+func (b *slogBridge) WithAttrs(as []slog.Attr) slog.Handler {
+	fields := make([]zap.Field, 0, len(as))
+	for _, a := range as {
+		fields = append(fields, zap.Any(b.prefix+a.Key, a.Value.Any()))
+	}
+	return &slogBridge{log: b.log.With(fields...), prefix: b.prefix}
+}
+
+func (b *slogBridge) WithGroup(name string) slog.Handler {
+	return &slogBridge{log: b.log, prefix: b.prefix + name + "."}
+}

@@ -1,0 +1,123 @@
+//go:build unix
+
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// privateDir makes dir (and missing parents) and insists it is a real directory, not a
+// symlink, owned by us and closed to everyone else: the directory is what keeps other users
+// away from the socket (root aside), the socket mode and the peer check are further layers.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory (a symlink or a file); refusing to put the socket there", dir)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s is owned by another user; refusing to put the socket there", dir)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("making %s private: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// instanceLock is the single-instance lock: an flock on <dir>/daemon.lock holding our pid.
+// The kernel drops it when the process dies, even on SIGKILL.
+type instanceLock struct{ f *os.File }
+
+// errAlreadyRunning carries the holder's pid (best effort) for the message.
+type errAlreadyRunning struct {
+	path string
+	pid  int
+}
+
+func (e *errAlreadyRunning) Error() string {
+	if e.pid > 0 {
+		return fmt.Sprintf("already running (pid %d; lock %s)", e.pid, e.path)
+	}
+	return fmt.Sprintf("already running (lock %s)", e.path)
+}
+
+func acquireLock(path string) (*instanceLock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			b := make([]byte, 32)
+			n, _ := f.ReadAt(b, 0)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+			return nil, &errAlreadyRunning{path: path, pid: pid}
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	// The pid is for people and for the "already running" message; the lock is the flock.
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return &instanceLock{f: f}, nil
+}
+
+// Release drops the lock. The file stays: removing it could let a second daemon lock a new
+// inode while a third still waits on the old one.
+func (l *instanceLock) Release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	_ = l.f.Truncate(0)
+	_ = unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
+	_ = l.f.Close()
+	l.f = nil
+}
+
+var umaskMu sync.Mutex
+
+// listenPrivate binds the socket with mode 0600 from the start: net.Listen has no mode
+// argument and a chmod afterwards would leave a window, so the process umask is narrowed
+// around the bind. Any socket file already there is stale (its owner would hold the lock we
+// hold), so it is removed first.
+func listenPrivate(path string) (*net.UnixListener, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket; refusing to replace it", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("removing stale socket: %w", err)
+		}
+	}
+	umaskMu.Lock()
+	old := unix.Umask(0o177)
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	unix.Umask(old)
+	umaskMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	ln.SetUnlinkOnClose(true)
+	return ln, nil
+}
+
+// socketDir is the directory holding the socket and the lock.
+func socketDir(socket string) string { return filepath.Dir(socket) }

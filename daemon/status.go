@@ -1,0 +1,139 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/resmongw/resmongw/discovery"
+)
+
+// Status is what `resmongw status` shows, and its --json form.
+type Status struct {
+	Daemon   DaemonStatus    `json:"daemon"`
+	Targets  []TargetStatus  `json:"targets"`
+	Sessions []SessionStatus `json:"sessions"`
+	// OK is true when every target (including the caller's) has a verified backend.
+	OK bool `json:"ok"`
+}
+
+// DaemonStatus describes the daemon process.
+type DaemonStatus struct {
+	Version       string    `json:"version"`
+	PID           int       `json:"pid"`
+	StartedAt     time.Time `json:"started_at"`
+	UptimeSeconds float64   `json:"uptime_seconds"`
+	Socket        string    `json:"socket"`
+	LogFile       string    `json:"log_file"`
+}
+
+// TargetStatus is one target: where it looks, what it found, and its calls.
+type TargetStatus struct {
+	Key      string           `json:"key"`
+	Env      discovery.Target `json:"env"`
+	Caller   bool             `json:"caller"` // the status caller's own environment names it
+	Sessions int              `json:"sessions"`
+	Verified bool             `json:"verified"`
+	State    discovery.State  `json:"state"`
+	// Tokens says, per candidate port, whether its token file is there: "present", "absent"
+	// or "unreadable". Never the value.
+	Tokens []TokenStatus `json:"tokens"`
+	Tools  []ToolStatus  `json:"tools"`
+}
+
+// TokenStatus is one token file's presence.
+type TokenStatus struct {
+	Port     int    `json:"port"`
+	File     string `json:"file"`
+	Presence string `json:"presence"`
+}
+
+// SessionStatus is one open MCP session.
+type SessionStatus struct {
+	ID         uint64    `json:"id"`
+	Target     string    `json:"target"`
+	Client     string    `json:"client"`      // the harness's argv[0], as the shim saw it
+	PID        int       `json:"pid"`         // the shim, from the socket's peer credentials
+	HarnessPID int       `json:"harness_pid"` // its parent, as the shim reported it
+	Since      time.Time `json:"since"`
+}
+
+// status builds the report; callerEnv's target is evaluated too (created if need be, which
+// also warms it up for the session that usually follows).
+func (d *daemon) status(callerEnv discovery.Target) Status {
+	caller := d.targets.acquire(callerEnv)
+	if caller != nil {
+		defer d.targets.release(caller)
+		ctx, cancel := context.WithTimeout(d.ctx, statusSettle)
+		caller.settled(ctx)
+		cancel()
+	}
+	now := time.Now()
+	st := Status{
+		Daemon: DaemonStatus{Version: Version, PID: os.Getpid(), StartedAt: d.started,
+			UptimeSeconds: now.Sub(d.started).Seconds(), Socket: d.socket, LogFile: d.logFile},
+		Targets:  []TargetStatus{},
+		Sessions: []SessionStatus{},
+		OK:       true,
+	}
+	perTarget := map[string]int{}
+	d.mu.Lock()
+	for _, s := range d.sessions {
+		st.Sessions = append(st.Sessions, s.SessionStatus)
+		perTarget[s.Target]++
+	}
+	d.mu.Unlock()
+	sort.Slice(st.Sessions, func(i, j int) bool { return st.Sessions[i].ID < st.Sessions[j].ID })
+	for _, t := range d.targets.list() {
+		cur := t.watcher.Current()
+		ts := TargetStatus{
+			Key: t.key, Env: t.env, Caller: caller == t, Sessions: perTarget[t.key],
+			Verified: cur.Verified(), State: cur, Tokens: tokenPresence(cur), Tools: t.stats.snapshot(),
+		}
+		st.OK = st.OK && ts.Verified
+		st.Targets = append(st.Targets, ts)
+	}
+	sort.Slice(st.Targets, func(i, j int) bool {
+		if st.Targets[i].Caller != st.Targets[j].Caller {
+			return st.Targets[i].Caller
+		}
+		return st.Targets[i].Key < st.Targets[j].Key
+	})
+	if caller == nil { // shutting down
+		st.OK = false
+	}
+	return st
+}
+
+// tokenPresence checks the token file of the verified port, or of every candidate.
+func tokenPresence(st discovery.State) []TokenStatus {
+	out := []TokenStatus{}
+	if st.Resolved.StateDir == "" {
+		return out
+	}
+	ports := []int{}
+	if st.Backend != nil {
+		ports = append(ports, st.Backend.Port)
+	} else {
+		for _, c := range st.Candidates {
+			ports = append(ports, c.Port)
+		}
+	}
+	for _, p := range ports {
+		f := discovery.TokenFile(st.Resolved.StateDir, p)
+		ts := TokenStatus{Port: p, File: f, Presence: "present"}
+		if fh, err := os.Open(f); err != nil {
+			ts.Presence = "unreadable"
+			if errors.Is(err, fs.ErrNotExist) {
+				ts.Presence = "absent"
+			}
+		} else {
+			fh.Close()
+		}
+		out = append(out, ts)
+	}
+	return out
+}
