@@ -1,0 +1,137 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resmongw/resmongw/discovery"
+)
+
+// documentedCodes is the contract's error model (six codes plus the two v2.3 identity codes).
+var documentedCodes = map[string]bool{
+	CodeBackendUnavailable: true, CodeNotFound: true, CodeInvalidArgument: true, CodeConflict: true,
+	CodeUpstreamError: true, CodeInternalError: true, CodeIdentityUnavailable: true, CodeInstanceMismatch: true,
+}
+
+// checkOutcome fails unless a handler's result is a JSON-encodable payload or an error the
+// server turns into a documented code. Handlers are called directly, without runTool's
+// recover, so a panic fails the fuzz run instead of hiding as internal_error.
+func checkOutcome(t *testing.T, tool string, v any, err error) {
+	t.Helper()
+	if err != nil {
+		var te *ToolError
+		if errors.As(err, &te) && te != nil {
+			if !documentedCodes[te.Code] || te.Message == "" {
+				t.Fatalf("%s: undocumented error %q %q", tool, te.Code, te.Message)
+			}
+			if _, jerr := encodePayload(errorPayload(te)); jerr != nil {
+				t.Fatalf("%s: error detail does not encode: %v", tool, jerr)
+			}
+		}
+		return // any other error is the reference's internal_error
+	}
+	if _, jerr := encodePayload(v); jerr != nil {
+		t.Fatalf("%s: payload does not encode: %v", tool, jerr)
+	}
+}
+
+// cannedAPI answers every request with one fixed JSON value and counts the requests.
+type cannedAPI struct {
+	answer any
+	n      int
+}
+
+func (a *cannedAPI) Call(context.Context, *Request) (any, error) {
+	a.n++
+	return a.answer, nil
+}
+
+// FuzzToolArguments: any arguments object (wrong types, negative or huge limits, malformed
+// cursors and ids, unicode) given to any of the 25 tools gives a payload or a documented
+// error, never a panic; arguments that are not an object are refused before any request.
+func FuzzToolArguments(f *testing.F) {
+	answer := map[string]any{"status": "ok", "version": "2.3.0", "items": []any{}, "total": json.Number("0")}
+	f.Fuzz(func(t *testing.T, toolIdx uint8, raw []byte) {
+		tool := &Tools[int(toolIdx)%len(Tools)]
+		api := &cannedAPI{answer: answer}
+		args, terr := decodeArgs(raw)
+		if terr != nil {
+			if terr.Code != CodeInvalidArgument {
+				t.Fatalf("bad arguments gave %q", terr.Code)
+			}
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		v, err := tool.Handler(ctx, api, args)
+		checkOutcome(t, tool.Name, v, err)
+	})
+}
+
+// fuzzArgs satisfies the required arguments of most tools, so the fuzzed backend answer is
+// what the handler has to cope with.
+var fuzzArgs = map[string]any{
+	"query": "graph", "routine_id": json.Number("1"), "exec_id": json.Number("1"), "execution_id": json.Number("1"),
+	"doc_id": json.Number("1"), "profile_id": json.Number("1"), "mode": "keyword", "view": "overview",
+	"format": "bibtex", "name": "n", "keywords": []any{"x"}, "sources": []any{"arxiv"},
+}
+
+// FuzzBackendResponse: whatever a backend answers (any status, truncated or non-JSON bodies,
+// wrong types), the real client and every tool turn it into a payload or a documented error.
+func FuzzBackendResponse(f *testing.F) {
+	var (
+		status int
+		ctype  string
+		body   []byte
+	)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ctype != "" {
+			w.Header().Set("Content-Type", ctype)
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}))
+	srv.Listener.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		f.Fatal(err)
+	}
+	srv.Listener = ln
+	srv.Start()
+	f.Cleanup(srv.Close)
+	port := ln.Addr().(*net.TCPAddr).Port
+	client := NewClient(&discovery.Backend{BaseURL: srv.URL, Port: port, Token: discovery.Token(strings.Repeat("t", 43))},
+		&ClientOptions{RequestTimeout: 5 * time.Second})
+	f.Cleanup(client.Close)
+	ctypes := []string{"application/json", "", "text/plain; charset=utf-8", "application/x-bibtex", "application/json; charset=utf-8"}
+
+	// One fuzz worker runs inputs one at a time, so the handler's captured answer is stable.
+	f.Fuzz(func(t *testing.T, toolIdx uint8, st uint16, ct uint8, answer []byte) {
+		tool := &Tools[int(toolIdx)%len(Tools)]
+		status = 200 + int(st)%400 // 200–599
+		if status == 204 || status == 304 {
+			status = 200 // no body allowed
+		}
+		ctype = ctypes[int(ct)%len(ctypes)]
+		body = answer
+		args := make(map[string]any, len(fuzzArgs))
+		for k, v := range fuzzArgs {
+			args[k] = v
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		v, err := tool.Handler(ctx, client, args)
+		checkOutcome(t, tool.Name, v, err)
+		var te *ToolError
+		if errors.As(err, &te) && te.Code == CodeBackendUnavailable && !te.BackendGone {
+			t.Fatalf("%s: backend_unavailable from a live backend answering %d: %s", tool.Name, status, te.Message)
+		}
+	})
+}

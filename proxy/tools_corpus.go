@@ -1,0 +1,191 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Corpus tools: search_corpus, find_similar, explain_match, get_paper_lifecycle,
+// export_references.
+
+// compactPaper is the reference's paper shape: a handful of fields instead of the stored
+// row (abstracts and hashes would cost a harness tokens for nothing).
+func compactPaper(row any) map[string]any {
+	r := valMap(row)
+	return map[string]any{
+		"id":      r["id"],
+		"title":   r["title"],
+		"authors": r["authors"],
+		"date":    r["publication_date"],
+		"source":  r["source_repository"],
+		"doi":     r["doi"],
+		"url":     r["url"],
+	}
+}
+
+const offsetRefusal = "The corpus paginates by cursor, not offset. Pass the 'next_cursor' from the previous call as 'cursor'."
+
+const noSemanticRanking = "This resmon cannot rank by meaning; the results are newest first."
+
+func toolSearchCorpus(ctx context.Context, api API, args map[string]any) (any, error) {
+	// An offset would have to re-walk every earlier page; only a zero/absent one is let by.
+	if v, ok := args["offset"]; ok && v != nil && v != "" && v != false {
+		if n, isInt := lenientInt(v); !isInt || n != 0 {
+			return nil, InvalidArgument(offsetRefusal)
+		}
+	}
+	mode := strings.ToLower(strings.TrimSpace(stringArg(args, "mode")))
+	if mode == "" {
+		mode = "keyword"
+	}
+	if mode != "keyword" && mode != "semantic" {
+		return nil, InvalidArgument(fmt.Sprintf("Unknown mode %s. Use 'keyword' or 'semantic'.", pyRepr(mode)))
+	}
+	query, terr := requiredStringArg(args, "query")
+	if terr != nil {
+		return nil, terr
+	}
+	sources, terr := stringListArg(args, "sources")
+	if terr != nil {
+		return nil, terr
+	}
+	sort := "newest"
+	if mode == "semantic" {
+		sort = "similarity"
+	}
+	body := map[string]any{"query": query, "limit": limitArg(args), "sort": sort}
+	if c := stringArg(args, "cursor"); c != "" {
+		body["cursor"] = c
+	}
+	if len(sources) > 0 {
+		body["sources"] = sources
+	}
+	for _, k := range []string{"date_from", "date_to"} {
+		if v := stringArg(args, k); v != "" {
+			body[k] = v
+		}
+	}
+	res, err := callPost(ctx, api, "/api/explorer/search", body, false)
+	if err != nil {
+		return nil, err
+	}
+	r := valMap(res)
+	served := "keyword"
+	if r["sort"] == "similarity" {
+		served = "semantic"
+	}
+	rows := valList(r["results"])
+	papers := make([]any, 0, len(rows))
+	for _, row := range rows {
+		p := compactPaper(row)
+		if served == "semantic" {
+			p["distance"] = valMap(row)["distance"]
+		}
+		papers = append(papers, p)
+	}
+	out := map[string]any{
+		"papers":          papers,
+		"count":           len(papers),
+		"next_cursor":     r["next_cursor"],
+		"has_more":        r["has_more"],
+		"total":           r["total"],
+		"total_is_capped": r["total_is_capped"],
+		"mode":            served,
+	}
+	if served == "semantic" {
+		out["ranked_count"] = r["ranked_count"]
+		out["unranked_count"] = r["unranked_count"]
+		out["model"] = r["model"]
+	} else if mode == "semantic" {
+		// Told it got a ranking it did not get, a harness would present a chronology as relevance.
+		reason, _ := r["similarity_unavailable"].(string)
+		if reason == "" {
+			reason = noSemanticRanking
+		}
+		out["mode_unavailable"] = reason
+	}
+	return out, nil
+}
+
+func toolFindSimilar(ctx context.Context, api API, args map[string]any) (any, error) {
+	docID, terr := intArg(args, "doc_id")
+	if terr != nil {
+		return nil, terr
+	}
+	q := url.Values{"k": {strconv.Itoa(limitArg(args))}}
+	res, err := callGet(ctx, api, idPath("/api/documents/%d/similar", docID), q)
+	if err != nil {
+		return nil, err
+	}
+	r := valMap(res)
+	rows := valList(r["neighbours"])
+	papers := make([]any, 0, len(rows))
+	for _, row := range rows {
+		p := compactPaper(row)
+		p["distance"] = valMap(row)["distance"]
+		papers = append(papers, p)
+	}
+	docOut := r["document_id"]
+	if docOut == nil {
+		docOut = docID
+	}
+	return map[string]any{
+		"document_id": docOut,
+		"model":       r["model"],
+		"papers":      papers,
+		"count":       len(papers),
+		"reason":      r["reason"],
+	}, nil
+}
+
+// passthroughByID builds a read tool that GETs one path keyed by an integer argument and
+// returns the body unchanged (the caveats in these bodies must reach the harness intact).
+func passthroughByID(key, pathFormat string) Handler {
+	return func(ctx context.Context, api API, args map[string]any) (any, error) {
+		id, terr := intArg(args, key)
+		if terr != nil {
+			return nil, terr
+		}
+		return callGet(ctx, api, idPath(pathFormat, id), nil)
+	}
+}
+
+var (
+	toolExplainMatch      = passthroughByID("doc_id", "/api/documents/%d/why")
+	toolGetPaperLifecycle = passthroughByID("doc_id", "/api/documents/%d/lifecycle")
+	toolGetSearchRecord   = passthroughByID("exec_id", "/api/executions/%d/search-record")
+)
+
+func toolExportReferences(ctx context.Context, api API, args map[string]any) (any, error) {
+	format := strings.TrimSpace(stringArg(args, "format"))
+	if format == "" {
+		format = "bibtex"
+	}
+	// The format is left to the backend to judge: its refusal names the formats it has.
+	execID, hasExec, terr := optionalIntArg(args, "exec_id")
+	if terr != nil {
+		return nil, terr
+	}
+	if hasExec {
+		return callGet(ctx, api, idPath("/api/executions/%d/references", execID), url.Values{"format": {format}})
+	}
+	raw, isList := args["doc_ids"].([]any)
+	if hasArg(args, "doc_ids") && !isList {
+		return nil, InvalidArgument("'doc_ids' must be a list of whole numbers.")
+	}
+	if len(raw) == 0 {
+		return nil, InvalidArgument("Pass either 'exec_id' or 'doc_ids'.")
+	}
+	ids := make([]int64, 0, len(raw))
+	for _, v := range raw {
+		n, e := parseIntValue(v, "doc_ids")
+		if e != nil {
+			return nil, InvalidArgument("'doc_ids' must be a list of whole numbers.")
+		}
+		ids = append(ids, n)
+	}
+	return callPost(ctx, api, "/api/export/references", map[string]any{"document_ids": ids, "format": format}, false)
+}

@@ -1,0 +1,194 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+	"strconv"
+)
+
+// Health and execution tools: health, list_executions, get_execution,
+// get_execution_results, run_sweep (get_search_record is a passthrough in tools_corpus.go).
+
+const badRuntimeID = "expected_runtime_id must be a canonical lowercase UUID4"
+
+// expectedRuntimeID reads the optional identity expectation. A key that is present must hold a
+// valid id (null and "" included): it is checked before any request is built.
+func expectedRuntimeID(args map[string]any) (id string, has bool, terr *ToolError) {
+	v, ok := args["expected_runtime_id"]
+	if !ok {
+		return "", false, nil
+	}
+	s, isStr := v.(string)
+	if !isStr || !ValidRuntimeID(s) {
+		return "", false, InvalidArgument(badRuntimeID)
+	}
+	return s, true, nil
+}
+
+// identityGet GETs path, bound to an expected runtime when one is given: the expectation
+// travels as a query parameter (so the backend refuses before reading anything), marks the
+// request so a 409 maps to instance_mismatch, and the reply's own identity is checked too.
+func identityGet(ctx context.Context, api API, path, expected string) (any, error) {
+	req := &Request{Method: "GET", Path: path}
+	if expected != "" {
+		req.Query = url.Values{"expected_runtime_id": {expected}}
+		req.ExpectedRuntimeID = expected
+	}
+	body, err := api.Call(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if expected != "" {
+		if te := CheckIdentity(body, expected); te != nil {
+			return nil, te // the body is dropped: it came from an instance we did not ask for
+		}
+	}
+	return body, nil
+}
+
+func toolHealth(ctx context.Context, api API, args map[string]any) (any, error) {
+	expected, _, terr := expectedRuntimeID(args)
+	if terr != nil {
+		return nil, terr
+	}
+	return identityGet(ctx, api, "/api/health", expected)
+}
+
+func toolGetExecution(ctx context.Context, api API, args map[string]any) (any, error) {
+	expected, has, terr := expectedRuntimeID(args)
+	if terr != nil {
+		return nil, terr
+	}
+	execID, terr := intArg(args, "exec_id")
+	if terr != nil {
+		return nil, terr
+	}
+	if has {
+		// Preflight: a legacy or different backend is refused before the execution is asked for.
+		if _, err := identityGet(ctx, api, "/api/health", expected); err != nil {
+			return nil, err
+		}
+	}
+	return identityGet(ctx, api, idPath("/api/executions/%d", execID), expected)
+}
+
+// executionsFetchLimit is the backend's maximum page for GET /api/executions. The list has no
+// routine or status filter, so the tool filters and pages the most recent rows itself.
+const executionsFetchLimit = 500
+
+func toolListExecutions(ctx context.Context, api API, args map[string]any) (any, error) {
+	routineID, byRoutine, terr := optionalIntArg(args, "routine_id")
+	if terr != nil {
+		return nil, terr
+	}
+	status := stringArg(args, "status")
+	limit, offset := limitArg(args), offsetArg(args)
+	res, err := callGet(ctx, api, "/api/executions", url.Values{"limit": {strconv.Itoa(executionsFetchLimit)}})
+	if err != nil {
+		return nil, err
+	}
+	all := valList(res)
+	rows := make([]any, 0, len(all))
+	for _, row := range all {
+		r := valMap(row)
+		if byRoutine {
+			if id, ok := valInt(r["routine_id"]); !ok || id != routineID {
+				continue
+			}
+		}
+		if status != "" && r["status"] != status {
+			continue
+		}
+		rows = append(rows, map[string]any{
+			"id":                 r["id"],
+			"type":               r["execution_type"],
+			"status":             r["status"],
+			"started":            r["start_time"],
+			"finished":           r["end_time"],
+			"result_count":       r["result_count"],
+			"interrupted_reason": r["interrupted_reason"],
+			"restarted_from":     r["restarted_from"],
+		})
+	}
+	pg := pageRows(rows, offset, limit)
+	return map[string]any{
+		"executions": pg,
+		"count":      len(pg),
+		"total":      len(rows),
+		// When the backend's window is full, older runs exist that total does not count.
+		"total_is_capped": len(all) >= executionsFetchLimit,
+	}, nil
+}
+
+func toolGetExecutionResults(ctx context.Context, api API, args map[string]any) (any, error) {
+	execID, terr := intArg(args, "exec_id")
+	if terr != nil {
+		return nil, terr
+	}
+	limit, offset := limitArg(args), offsetArg(args)
+	q := url.Values{"format": {"json"}, "include_ids": {"true"}}
+	res, err := callGet(ctx, api, idPath("/api/executions/%d/references", execID), q)
+	if err != nil {
+		return nil, err
+	}
+	// The export is a file body; a client may hand it over undecoded.
+	if text, ok := res.(string); ok {
+		dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+		dec.UseNumber()
+		var parsed any
+		if err := dec.Decode(&parsed); err != nil {
+			return nil, NewError(CodeUpstreamError, "resmon returned a reference export that could not be read.", nil)
+		}
+		res = parsed
+	}
+	rows := valList(res)
+	papers := make([]any, 0, min(limit, len(rows)))
+	for _, row := range pageRows(rows, offset, limit) {
+		papers = append(papers, compactPaper(row))
+	}
+	return map[string]any{"papers": papers, "count": len(papers), "total": len(rows)}, nil
+}
+
+func toolRunSweep(ctx context.Context, api API, args map[string]any) (any, error) {
+	query, terr := requiredStringArg(args, "query")
+	if terr != nil {
+		return nil, terr
+	}
+	if _, ok := args["sources"]; !ok || args["sources"] == nil || args["sources"] == "" {
+		return nil, requiredError("sources")
+	}
+	sources, terr := stringListArg(args, "sources")
+	if terr != nil {
+		return nil, terr
+	}
+	if sources == nil {
+		sources = []string{}
+	}
+	maxResults := int64(50)
+	if n, ok, terr := optionalIntArg(args, "max_results"); terr != nil {
+		return nil, terr
+	} else if ok && n > 0 {
+		maxResults = n
+	}
+	body := map[string]any{"query": query, "repositories": sources, "max_results": maxResults}
+	for _, k := range []string{"date_from", "date_to"} {
+		if v := stringArg(args, k); v != "" {
+			body[k] = v
+		}
+	}
+	if v, ok, terr := flagArg(args, "ai_enabled"); terr != nil {
+		return nil, terr
+	} else if ok {
+		body["ai_enabled"] = v
+	}
+	res, err := callPost(ctx, api, "/api/search/sweep", body, true)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"execution_id": valMap(res)["execution_id"],
+		"detail":       "Started. Poll get_execution for progress.",
+	}, nil
+}

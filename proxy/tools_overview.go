@@ -1,0 +1,110 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Overview tools: list_sources, get_analytics, get_watchdog_findings.
+
+func toolListSources(ctx context.Context, api API, args map[string]any) (any, error) {
+	limit, offset := limitArg(args), offsetArg(args)
+	res, err := callGet(ctx, api, "/api/repositories/catalog", nil)
+	if err != nil {
+		return nil, err
+	}
+	catalog := valList(res)
+	if catalog == nil && res != nil {
+		return nil, NewError(CodeUpstreamError, "resmon returned a source catalog that could not be read.", nil)
+	}
+	// Key status is a convenience: a keyring that cannot be read leaves the statuses null
+	// rather than hiding the sources.
+	creds := map[string]any{}
+	if cr, err := callGet(ctx, api, "/api/credentials", nil); err == nil {
+		if m := valMap(valMap(cr)["credentials"]); m != nil {
+			creds = m
+		}
+	}
+	rows := make([]any, 0, len(catalog))
+	for _, entry := range catalog {
+		e := valMap(entry)
+		alias, _ := e["credential_name"].(string)
+		var status any
+		if alias != "" {
+			// Only the status is copied; any value-like field the backend might add is not.
+			status = valMap(creds[alias])["status"]
+		}
+		attribution := e["attribution"]
+		if !pyTruthy(attribution) {
+			attribution = nil
+		}
+		var aliasOut any
+		if alias != "" {
+			aliasOut = alias
+		}
+		rows = append(rows, map[string]any{
+			"slug":                    e["slug"],
+			"name":                    e["name"],
+			"coverage":                e["subject_coverage"],
+			"key_required":            e["api_key_requirement"] == "required",
+			"credential_alias":        aliasOut,
+			"credential_status":       status,
+			"attribution":             attribution,
+			"attribution_requirement": e["attribution_requirement"],
+		})
+	}
+	pg := pageRows(rows, offset, limit)
+	return map[string]any{"sources": pg, "count": len(pg), "total": len(rows)}, nil
+}
+
+// analyticsPaths maps the tool's view vocabulary to the backend routes (three names differ).
+var analyticsPaths = map[string]string{
+	"overview":       "/api/analytics/overview",
+	"volume":         "/api/analytics/publication-volume",
+	"sources":        "/api/analytics/source-contribution",
+	"keywords":       "/api/analytics/keyword-contribution",
+	"routine-health": "/api/analytics/routine-health",
+	"discovery-lag":  "/api/analytics/discovery-lag",
+}
+
+func analyticsViewNames() []string {
+	names := make([]string, 0, len(analyticsPaths))
+	for k := range analyticsPaths {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func toolGetAnalytics(ctx context.Context, api API, args map[string]any) (any, error) {
+	view, terr := requiredStringArg(args, "view")
+	if terr != nil {
+		return nil, terr
+	}
+	path, ok := analyticsPaths[strings.ToLower(strings.TrimSpace(view))]
+	if !ok {
+		return nil, InvalidArgument(fmt.Sprintf("Unknown view %s. Expected one of: %s.",
+			pyRepr(view), strings.Join(analyticsViewNames(), ", ")))
+	}
+	var q url.Values
+	if w := stringArg(args, "window"); w != "" {
+		q = url.Values{"window": {w}}
+	}
+	return callGet(ctx, api, path, q)
+}
+
+func toolGetWatchdogFindings(ctx context.Context, api API, args map[string]any) (any, error) {
+	muted, _, terr := flagArg(args, "include_muted")
+	if terr != nil {
+		return nil, terr
+	}
+	var q url.Values
+	if muted {
+		q = url.Values{"include_muted": {"true"}}
+	}
+	// Passed through whole: the watchdog's own list of what it cannot judge must reach the caller.
+	return callGet(ctx, api, "/api/watchdog", q)
+}
