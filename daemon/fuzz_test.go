@@ -109,6 +109,7 @@ func dialSession(t testing.TB, socket string) (*net.UnixConn, *bufio.Reader) {
 	if err != nil || json.Unmarshal(line, &reply) != nil || !reply.OK {
 		t.Fatalf("preamble reply %q: %v", line, err)
 	}
+	_ = c.SetReadDeadline(time.Time{})
 	return c, br
 }
 

@@ -1,0 +1,128 @@
+// Command benchtable runs every gateway measurement in one process and prints a Markdown report.
+//
+//	go run ./bench/cmd/benchtable > /tmp/bench.md
+//
+// It builds cmd/resmongw (or uses -bin), starts a simulated backend and a daemon in a private
+// temporary directory, and removes both when done. Progress goes to stderr.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/resmongw/resmongw/bench"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	binFlag := flag.String("bin", "", "resmongw binary to measure (default: build cmd/resmongw)")
+	calls := flag.Int("calls", 2000, "calls per mode for the per-call overhead")
+	cold := flag.Int("cold", 30, "shim launches against a running daemon")
+	auto := flag.Int("autostart", 10, "shim launches that autostart a daemon")
+	swaps := flag.Int("swaps", 10, "backend restarts per swap variant")
+	sessions := flag.String("sessions", "1,10,100,1000", "concurrency levels for the scale run")
+	shimMax := flag.Int("shim-max", 100, "use shim processes up to this many sessions, direct socket connections above")
+	load := flag.Duration("load", 3*time.Second, "how long each scale level calls")
+	daemonEnv := flag.String("daemon-env", "", "comma-separated KEY=VALUE added to the daemon's environment (e.g. GOGC=400)")
+	only := flag.String("only", "", "comma-separated sections to run (overhead,cold,swap,scale,sizes); default all")
+	flag.Parse()
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "benchtable: "+format+"\n", a...) }
+	want := func(section string) bool {
+		return *only == "" || strings.Contains(","+*only+",", ","+section+",")
+	}
+
+	tmp, err := os.MkdirTemp("", "benchtable-")
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	bin := *binFlag
+	if bin == "" {
+		logf("building cmd/resmongw")
+		if bin, err = bench.Build(ctx, tmp); err != nil {
+			logf("%v", err)
+			return 1
+		}
+	}
+	var extra []string
+	if *daemonEnv != "" {
+		extra = strings.Split(*daemonEnv, ",")
+	}
+	w, err := bench.NewWorld(bin, extra...)
+	if err != nil {
+		logf("%v", err)
+		return 1
+	}
+	defer w.Close()
+
+	r := &bench.Report{Machine: bench.ThisMachine(), When: time.Now(), Command: "go run ./bench/cmd/benchtable " + strings.Join(os.Args[1:], " ")}
+	r.Command = strings.TrimSpace(r.Command)
+	fail := func(section string, err error) int {
+		logf("%s: %v", section, err)
+		return 1
+	}
+	if want("sizes") {
+		logf("tool answer sizes")
+		if r.Sizes, err = bench.MeasureToolSizes(ctx, w.Dir); err != nil {
+			return fail("sizes", err)
+		}
+	}
+	if want("overhead") {
+		logf("per-call overhead, %d calls per mode", *calls)
+		if r.Overhead, err = bench.MeasureOverhead(ctx, w, *calls); err != nil {
+			return fail("overhead", err)
+		}
+	}
+	if want("cold") {
+		logf("cold start, %d launches; autostart, %d launches", *cold, *auto)
+		s, err := bench.MeasureColdStart(ctx, w, *cold)
+		if err != nil {
+			return fail("cold start", err)
+		}
+		r.Cold = &s
+		a, err := bench.MeasureAutostart(ctx, w, *auto)
+		if err != nil {
+			return fail("autostart", err)
+		}
+		r.Autostart = &a
+	}
+	if want("scale") {
+		for _, f := range strings.Split(*sessions, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				return fail("scale", fmt.Errorf("bad -sessions entry %q", f))
+			}
+			logf("scale: %d sessions", n)
+			s, err := bench.MeasureScale(ctx, w, n, n <= *shimMax, *load)
+			if err != nil {
+				return fail("scale", err)
+			}
+			r.Scale = append(r.Scale, s)
+		}
+	}
+	// Last: it restarts the simulator, which the other sections assume is untouched.
+	if want("swap") {
+		for _, newPort := range []bool{false, true} {
+			logf("swap latency, %d restarts (new port: %v)", *swaps, newPort)
+			s, err := bench.MeasureSwap(ctx, w, *swaps, newPort)
+			if err != nil {
+				return fail("swap", err)
+			}
+			r.Swaps = append(r.Swaps, s)
+		}
+	}
+	r.Markdown(os.Stdout)
+	return 0
+}

