@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -77,6 +78,13 @@ func ServeMain(args []string) int {
 	if err != nil {
 		log.Error("listen", zap.Error(err))
 		return failf("listening on %s: %v", socket, err)
+	}
+
+	// A CPU profile of the whole run, for performance work (see BENCHMARKS.md).
+	if path := os.Getenv("RESMONGW_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
