@@ -39,6 +39,9 @@ type daemon struct {
 	sdkLog  *slog.Logger
 	ln      *net.UnixListener
 	targets *targets
+	// upstream configures every target's backend client (the request timeout); nil means
+	// the defaults.
+	upstream *proxy.UpstreamOptions
 
 	ctx context.Context // lives until shutdown; parent of watchers and sessions
 
@@ -70,7 +73,7 @@ func (d *daemon) newTarget(key string, env discovery.Target) *target {
 		// The watcher keeps re-checking on its own; the tools report backend_unavailable.
 		d.log.Warn("watcher start", zap.String("target", key), zap.Error(err))
 	}
-	t.upstream = proxy.NewUpstream(t.watcher, nil)
+	t.upstream = proxy.NewUpstream(t.watcher, d.upstream)
 	t.server = proxy.NewServer(t.upstream, &proxy.ServerOptions{
 		Tools:  proxy.Tools,
 		Logger: d.sdkLog,
@@ -208,7 +211,7 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Pream
 		return
 	}
 	// The reader keeps br: bytes the shim sent right after the preamble are already in it.
-	tr := proxy.WrapTransport(drainTransport{&mcp.IOTransport{Reader: connReader{br, c}, Writer: nopWriteCloser{c}}}, proxy.Tools)
+	tr := proxy.WrapTransport(&lineTransport{c: c, br: br}, proxy.Tools)
 	ss, err := t.server.Connect(context.WithValue(d.ctx, sessionKey{}, s), tr, nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))
@@ -248,20 +251,6 @@ func (d *daemon) removeSession(s *session) {
 	delete(d.sessions, s.ID)
 	d.mu.Unlock()
 }
-
-// connReader reads through the preamble's buffer and closes the connection.
-type connReader struct {
-	*bufio.Reader
-	c net.Conn
-}
-
-func (r connReader) Close() error { return r.c.Close() }
-
-// nopWriteCloser keeps the transport from closing the connection twice (the reader closes
-// it), which would turn every clean end into "use of closed network connection".
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // shutdown stops accepting, closes every session (gracefully, then by force), the targets,
 // and unlinks the socket, all within bounded time.

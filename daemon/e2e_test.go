@@ -193,10 +193,8 @@ func TestDaemonKilledNextShimAutostarts(t *testing.T) {
 	if _, err := os.Lstat(w.socket); err != nil {
 		t.Fatalf("a SIGKILLed daemon should leave its socket behind: %v", err)
 	}
-	// The old session's shim notices the closed stream and exits.
-	if err := s.cs.Wait(); err == nil {
-		t.Log("old session ended cleanly")
-	}
+	// The old session's shim notices the closed stream, says so and exits 1.
+	_ = s.cs.Wait()
 	shimDone := make(chan struct{})
 	go func() { _ = s.cs.Close(); close(shimDone) }()
 	select {
@@ -204,8 +202,8 @@ func TestDaemonKilledNextShimAutostarts(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("old shim did not exit after the daemon died")
 	}
-	if s.cmd.ProcessState == nil || !s.cmd.ProcessState.Exited() {
-		t.Fatalf("old shim state %v", s.cmd.ProcessState)
+	if st := s.cmd.ProcessState; st == nil || !st.Exited() || st.ExitCode() != 1 || s.stderr.String() != shimDaemonEnded {
+		t.Fatalf("old shim: state %v, stderr %q; want exit 1 and %q", st, s.stderr, shimDaemonEnded)
 	}
 
 	s2 := w.connect(ctx, "2025-11-25", simEnv(sim)...)
@@ -274,7 +272,8 @@ func TestSingleInstanceAndStaleSocket(t *testing.T) {
 	}
 }
 
-// SIGTERM with a session open: the daemon closes it, exits 0, and the shim exits 0.
+// SIGTERM with a session open: the daemon closes it and exits 0; the shim, whose harness
+// still had it open, says the daemon ended the session and exits 1 (the server is gone).
 func TestGracefulShutdownClosesSessions(t *testing.T) {
 	w := newWorld(t)
 	d := w.startDaemon()
@@ -293,10 +292,16 @@ func TestGracefulShutdownClosesSessions(t *testing.T) {
 		t.Fatal("session still open after the daemon stopped")
 	}
 	_ = s.cs.Close()
-	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("shim exit %d after the daemon closed the stream; stderr %q", code, s.stderr)
+	if code := s.cmd.ProcessState.ExitCode(); code != 1 {
+		t.Fatalf("shim exit %d after the daemon closed the stream, want 1; stderr %q", code, s.stderr)
+	}
+	if got := s.stderr.String(); got != shimDaemonEnded {
+		t.Fatalf("shim stderr %q, want %q", got, shimDaemonEnded)
 	}
 }
+
+// shimDaemonEnded is the shim's whole stderr when the daemon ends a session under it.
+const shimDaemonEnded = "resmongw stdio: the daemon ended this session (it stopped or restarted); restart this MCP server to reconnect\n"
 
 // The harness speaks raw JSON-RPC; everything on the shim's stdout must be JSON-RPC, and
 // closing stdin ends the shim with exit 0.
@@ -547,4 +552,39 @@ func atoiT(t *testing.T, s string) int {
 func sessionsOpen(t *testing.T, w *world) int {
 	out, _ := w.runStatus(testCtx(t), nil, "--json")
 	return len(decodeStatus(t, out).Sessions)
+}
+
+// The harness closes its end of the shim's stdout while still holding stdin: the answer
+// cannot be delivered, nobody is left to tell, and the shim exits 0 without a word (not
+// killed by SIGPIPE).
+func TestShimExitsQuietlyWhenHarnessClosesStdout(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	ctx := testCtx(t)
+	cmd := exec.CommandContext(ctx, bin, "stdio")
+	cmd.Env = w.env()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = outW
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	outR.Close() // the harness stops reading: the shim's next write fails
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	if err != nil || stderr.String() != "" {
+		t.Fatalf("shim with its stdout closed: %v, stderr %q; want exit 0 and silence", err, stderr.String())
+	}
 }

@@ -17,8 +17,12 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
+
+// RequestTimeoutEnv sets serve's default --request-timeout.
+const RequestTimeoutEnv = "RESMONGW_REQUEST_TIMEOUT"
 
 // Version is the gateway's version, reported by status and `resmongw version`.
 var Version = "0.1.0-dev"
@@ -32,7 +36,21 @@ func ServeMain(args []string) int {
 	logFlag := fs.String("log-file", "", "log file (default: the per-user state/log directory)")
 	foreground := fs.Bool("foreground", false, "also log to stderr (default when stderr is a terminal)")
 	idle := fs.Duration("target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
+	timeout := proxy.DefaultRequestTimeout
+	if v := os.Getenv(RequestTimeoutEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			fmt.Fprintf(os.Stderr, "resmongw serve: %s=%q is not a positive duration (like 30s)\n", RequestTimeoutEnv, v)
+			return 2
+		}
+		timeout = d
+	}
+	fs.DurationVar(&timeout, "request-timeout", timeout, "how long one backend request may take, body included ($"+RequestTimeoutEnv+" sets the default)")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if timeout <= 0 {
+		fmt.Fprintln(os.Stderr, "resmongw serve: --request-timeout must be positive")
 		return 2
 	}
 	failf := func(format string, a ...any) int {
@@ -92,10 +110,11 @@ func ServeMain(args []string) int {
 	d := &daemon{
 		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: newSlogBridge(log),
 		ln: ln, ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
+		upstream: &proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}},
 	}
 	d.targets = &targets{m: map[string]*target{}, idleTTL: *idle, make: d.newTarget, log: log}
 	log.Info("daemon started", zap.String("version", Version), zap.Int("pid", os.Getpid()),
-		zap.String("socket", socket))
+		zap.String("socket", socket), zap.Duration("request_timeout", timeout))
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)

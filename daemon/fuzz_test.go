@@ -116,10 +116,17 @@ func dialSession(t testing.TB, socket string) (*net.UnixConn, *bufio.Reader) {
 const fuzzInit = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}` + "\n" +
 	`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
 
+// pingAfter follows the fuzz input on the wire; its id is one the input is unlikely to reuse.
+const (
+	pingAfterID = "ping-after-the-fuzz-input"
+	pingAfter   = `{"jsonrpc":"2.0","id":"` + pingAfterID + `","method":"ping"}` + "\n"
+)
+
 // FuzzJSONRPCLines: whatever a harness writes after a valid handshake (garbage, batches,
-// non-objects, odd ids, tool calls with any arguments), the daemon answers only with JSON,
-// ends the session within a bound once the client hangs up, and keeps serving a bystander
-// session that is open the whole time.
+// non-objects, odd ids, tool calls with any arguments), the daemon answers only with
+// JSON-RPC objects, the session survives it (a ping sent after the input is answered), the
+// session ends within a bound once the client hangs up, and a bystander session that is open
+// the whole time keeps being served.
 func FuzzJSONRPCLines(f *testing.F) {
 	_, socket := fuzzDaemon(f)
 	bc, _ := dialSession(f, socket)
@@ -147,7 +154,7 @@ func FuzzJSONRPCLines(f *testing.F) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			_, err := c.Write(append(input, '\n'))
+			_, err := c.Write(append(append(input, '\n'), pingAfter...))
 			_ = c.CloseWrite()
 			done <- err
 		}()
@@ -155,15 +162,27 @@ func FuzzJSONRPCLines(f *testing.F) {
 		// backend answers at once, so anything near it is a hang.
 		sc := bufio.NewScanner(br)
 		sc.Buffer(nil, 32<<20)
+		pinged := false
 		for sc.Scan() {
-			if !json.Valid(sc.Bytes()) {
-				t.Fatalf("the daemon wrote a non-JSON line: %q", sc.Bytes())
+			var m struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      any             `json:"id"`
+				Result  json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.JSONRPC != "2.0" {
+				t.Fatalf("the daemon wrote a line that is not a JSON-RPC object: %q", sc.Bytes())
+			}
+			if m.ID == pingAfterID && string(m.Result) == "{}" {
+				pinged = true
 			}
 		}
 		if err := sc.Err(); err != nil && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "connection reset") {
 			t.Fatalf("session did not end: %v", err)
 		}
 		<-done
+		if !pinged {
+			t.Fatal("the session did not survive the input: the ping after it got no answer")
+		}
 
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

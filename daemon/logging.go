@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -37,8 +38,8 @@ func defaultLogFile(getenv func(string) string) (string, error) {
 	return filepath.Join(state, "resmongw", "resmongw.log"), nil
 }
 
-// newLogger logs JSON to a rotated file (mode 0600) and, when asked, to stderr; never to
-// stdout. Sampling is off (a quiet daemon must not drop the one line that explains a
+// newLogger logs JSON to a rotated, buffered file (mode 0600) and, when asked, to stderr
+// (unbuffered); never to stdout. Sampling is off (a quiet daemon must not drop the one line that explains a
 // failure). Every entry is scrubbed twice: fields by scrubCore, bytes by scrubWriter.
 func newLogger(path string, stderr bool) (*zap.Logger, func(), error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -51,12 +52,17 @@ func newLogger(path string, stderr bool) (*zap.Logger, func(), error) {
 	lj := &lumberjack.Logger{Filename: path, MaxSize: 10, MaxBackups: 3, MaxAge: 28}
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	cores := []zapcore.Core{zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.AddSync(scrubWriter{lj}), zap.InfoLevel)}
+	// The file sink is buffered: a write syscall per tool call was a visible part of a call's
+	// cost. Entries reach the file within a second, at once when 256 KiB pile up, and on Stop
+	// (shutdown); only a SIGKILL can lose the last second. A flush never splits an entry, so
+	// scrubbing whole flushes is as safe as scrubbing each entry.
+	file := &zapcore.BufferedWriteSyncer{WS: zapcore.AddSync(scrubWriter{lj}), Size: 256 << 10, FlushInterval: time.Second}
+	cores := []zapcore.Core{zapcore.NewCore(zapcore.NewJSONEncoder(enc), file, zap.InfoLevel)}
 	if stderr {
 		cores = append(cores, zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(scrubWriter{os.Stderr})), zap.InfoLevel))
 	}
 	log := zap.New(scrubCore{zapcore.NewTee(cores...)})
-	return log, func() { _ = log.Sync(); _ = lj.Close() }, nil
+	return log, func() { _ = log.Sync(); _ = file.Stop(); _ = lj.Close() }, nil
 }
 
 // scrubWriter removes registered tokens from encoded log bytes: the last line of defence,

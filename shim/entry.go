@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,7 +39,9 @@ func Main(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	conn, err := connect(path, os.Getenv(endpoint.NoAutostartEnv) != "1")
+	// An explicit socket means a private daemon, which the per-user service does not serve.
+	explicit := *socketFlag != "" || os.Getenv(endpoint.SocketEnv) != ""
+	conn, err := connect(path, os.Getenv(endpoint.NoAutostartEnv) != "1", !explicit)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -55,8 +58,11 @@ func daemonDown(err error) bool {
 	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// connect dials the daemon, starting it when it is not running and autostart is allowed.
-func connect(path string, autostart bool) (*net.UnixConn, error) {
+// connect dials the daemon, starting it when it is not running and autostart is allowed. On
+// the default socket an installed per-user service is started rather than a second,
+// unmanaged daemon (which would make the service's own `serve` fail with "already running"
+// and restart-loop); when that fails, the daemon is spawned directly.
+func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	conn, err := dial(path)
 	if err == nil || !daemonDown(err) {
 		return conn, err
@@ -64,26 +70,39 @@ func connect(path string, autostart bool) (*net.UnixConn, error) {
 	if !autostart {
 		return nil, fmt.Errorf("the daemon is not running (no socket at %s); start it with 'resmongw serve' or install the service with 'resmongw install'", path)
 	}
+	if viaService && startService(os.Getenv) {
+		if conn, err := dialUntil(path, autostartWait); err == nil || !daemonDown(err) {
+			return conn, err
+		}
+		// The service started but nobody listens (it may be crash-looping): spawn directly,
+		// whose own failure says more.
+	}
 	exited, serr := startDaemon(path)
 	if serr != nil {
 		return nil, fmt.Errorf("the daemon is not running at %s and starting it failed: %v", path, serr)
 	}
 	// Two shims may autostart at once; the daemons' flock picks one and the other exits, so we
 	// simply keep dialling whoever wins.
-	deadline := time.Now().Add(autostartWait)
+	conn, err = dialUntil(path, autostartWait)
+	if err == nil || !daemonDown(err) {
+		return conn, err
+	}
+	why := ""
+	select {
+	case werr := <-exited:
+		why = fmt.Sprintf(" (the daemon it started exited: %v)", werr)
+	default:
+	}
+	return nil, fmt.Errorf("started the daemon but it did not listen on %s within %v%s; run 'resmongw serve --foreground' to see why", path, autostartWait, why)
+}
+
+// dialUntil dials with backoff while nobody serves the socket, for at most limit.
+func dialUntil(path string, limit time.Duration) (*net.UnixConn, error) {
+	deadline := time.Now().Add(limit)
 	for backoff := 10 * time.Millisecond; ; backoff = min(backoff*2, 200*time.Millisecond) {
-		conn, err = dial(path)
-		if err == nil || !daemonDown(err) {
+		conn, err := dial(path)
+		if err == nil || !daemonDown(err) || time.Now().After(deadline) {
 			return conn, err
-		}
-		if time.Now().After(deadline) {
-			why := ""
-			select {
-			case werr := <-exited:
-				why = fmt.Sprintf(" (the daemon it started exited: %v)", werr)
-			default:
-			}
-			return nil, fmt.Errorf("started the daemon but it did not listen on %s within %v%s; run 'resmongw serve --foreground' to see why", path, autostartWait, why)
 		}
 		time.Sleep(backoff)
 	}
@@ -101,13 +120,24 @@ func dial(path string) (*net.UnixConn, error) {
 // word, and a daemon that is shutting down closes too.
 const closedEarly = "the daemon closed the connection without answering (is it another user's daemon? see its log)"
 
+// daemonEnded is the one line a harness's log shows when the daemon goes away under a session.
+const daemonEnded = "the daemon ended this session (it stopped or restarted); restart this MCP server to reconnect"
+
 // run sends the preamble, checks the daemon's reply, then copies bytes both ways until the
-// daemon closes the stream, a signal arrives, or our parent goes away.
+// daemon closes the stream, a signal arrives, or our parent goes away. The exit code is 1,
+// with one stderr line, only when the daemon ends the session while the harness still has
+// our stdin open; every end the harness caused (stdin closed, stdout closed, a signal, its
+// death) is 0.
 func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
 	defer conn.Close()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	// A write to a closed stdout would otherwise kill us with SIGPIPE; with the signal
+	// caught, it is an EPIPE error, and the harness being gone is a normal end (exit 0).
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
 
 	ppid := os.Getppid()
 	pre := endpoint.Preamble{
@@ -127,9 +157,17 @@ func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
 
 	// The harness's first request can go out while we wait for the reply: the daemon reads it
 	// after the preamble. Half-close on stdin EOF so the daemon sees the end of the session.
+	// stdinClosed is set before the half-close, so it is visible by the time the daemon,
+	// having drained, closes its side.
+	var stdinClosed atomic.Bool
 	stdinDone := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(conn, stdin)
+		_, err := io.Copy(daemonWriter{conn}, stdin)
+		var dw *daemonWriteError
+		if errors.As(err, &dw) {
+			return // the daemon's side is gone; the reader below reports it
+		}
+		stdinClosed.Store(true)
 		_ = conn.CloseWrite()
 		close(stdinDone)
 	}()
@@ -153,10 +191,7 @@ func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
 	_ = conn.SetReadDeadline(time.Time{})
 
 	outDone := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(stdout, br)
-		outDone <- err
-	}()
+	go func() { outDone <- copyToHarness(stdout, br) }()
 
 	tick := time.NewTicker(parentPoll)
 	defer tick.Stop()
@@ -164,10 +199,13 @@ func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
 	for {
 		select {
 		case err := <-outDone:
-			if err != nil && !errors.Is(err, net.ErrClosed) {
-				return fail("connection to the daemon broke: %v", err)
+			var hw *harnessWriteError
+			if errors.As(err, &hw) || stdinClosed.Load() {
+				return 0 // the harness hung up first: a normal end, and nobody to tell
 			}
-			return 0
+			// The daemon ended the session (EOF, or a reset when it was killed) while the
+			// harness still talks to us: this MCP server is gone, say so.
+			return fail(daemonEnded)
 		case <-stdinDone:
 			stdinDone = nil
 			drain = time.After(drainWait)
@@ -182,3 +220,44 @@ func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
 		}
 	}
 }
+
+// copyToHarness copies the daemon's frames to the harness until either side ends; write
+// errors come back as *harnessWriteError. A plain read/write loop rather than io.Copy, which
+// would splice and blur which side failed.
+func copyToHarness(stdout io.Writer, daemon io.Reader) error {
+	buf := make([]byte, 32<<10)
+	for {
+		n, rerr := daemon.Read(buf)
+		if n > 0 {
+			if _, err := stdout.Write(buf[:n]); err != nil {
+				return &harnessWriteError{err}
+			}
+		}
+		if rerr != nil {
+			if errors.Is(rerr, io.EOF) {
+				return nil
+			}
+			return rerr
+		}
+	}
+}
+
+type harnessWriteError struct{ err error }
+
+func (e *harnessWriteError) Error() string { return "writing to the harness: " + e.err.Error() }
+
+// daemonWriter tags errors writing to the daemon, so the stdin copier can tell them from the
+// harness closing stdin.
+type daemonWriter struct{ c *net.UnixConn }
+
+func (w daemonWriter) Write(p []byte) (int, error) {
+	n, err := w.c.Write(p)
+	if err != nil {
+		return n, &daemonWriteError{err}
+	}
+	return n, nil
+}
+
+type daemonWriteError struct{ err error }
+
+func (e *daemonWriteError) Error() string { return "writing to the daemon: " + e.err.Error() }

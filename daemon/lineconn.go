@@ -1,0 +1,419 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Bounds of the line transport.
+const (
+	// maxFrame bounds one inbound line, newline included (the SDK's own default, 16 MiB).
+	maxFrame = 16 << 20
+	// keepBuffer is the largest read or write buffer a connection keeps between messages, so
+	// one huge message does not pin megabytes to an idle session.
+	keepBuffer = 64 << 10
+	// drainWait bounds how long answers to requests already read may still be written after
+	// the client half-closed (a tool call may take the backend's whole request timeout).
+	drainWait = 35 * time.Second
+)
+
+// lineTransport is the daemon's MCP transport on one accepted socket: newline-delimited
+// JSON-RPC, decoded with encoding/json. It replaces mcp.IOTransport because (a) the SDK's
+// decoder allocates a 32 KiB buffer per frame, the top CPU cost of a tool call, and (b) one
+// bad line (invalid JSON, a batch, an over-long line) ends an IOTransport session and drops
+// the answers still in flight; here such a line gets a JSON-RPC error and the session goes on.
+type lineTransport struct {
+	c  net.Conn
+	br *bufio.Reader // the preamble's reader: bytes the client sent after it are already here
+}
+
+func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+	return &lineConn{c: t.c, br: t.br, pending: map[jsonrpc.ID]struct{}{},
+		idle: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+}
+
+// lineConn is one session's connection. Read is called by one goroutine at a time (the
+// SDK's reader); Write by many.
+//
+// Half-close: when the shim sees stdin EOF it shuts down the socket's write side. The SDK
+// treats a read error as the end of the session and cancels the requests still running, so
+// `printf '<requests>' | resmongw stdio` would print nothing; Read therefore holds the EOF
+// back until every request read so far has been answered (or drainWait passes).
+type lineConn struct {
+	c  net.Conn
+	br *bufio.Reader
+
+	line []byte // reader only: the frame being assembled
+
+	wmu  sync.Mutex
+	wbuf []byte // under wmu: the message being encoded
+
+	mu        sync.Mutex
+	pending   map[jsonrpc.ID]struct{} // calls read and not yet answered
+	watched   context.Context         // the context whose cancellation unblocks Read
+	stopWatch func() bool
+
+	idle      chan struct{} // signalled when pending becomes empty
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+func (c *lineConn) SessionID() string { return "" }
+
+// Close closes the socket once; a Read blocked on it returns.
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.mu.Lock()
+		if c.stopWatch != nil {
+			c.stopWatch()
+		}
+		c.mu.Unlock()
+		c.closeErr = c.c.Close()
+	})
+	return c.closeErr
+}
+
+// errFrameTooLong: a line over maxFrame was read and thrown away.
+var errFrameTooLong = errors.New("frame too long")
+
+// Read returns the next JSON-RPC message. Lines that are not one are answered with a
+// JSON-RPC error here and skipped: only the end of the stream ends the session.
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		c.watch(ctx)
+		frame, err := c.readFrame()
+		switch {
+		case errors.Is(err, errFrameTooLong):
+			c.writeLine(errorLine(nil, jsonrpc.CodeInvalidRequest,
+				"Invalid Request: message longer than "+strconv.Itoa(maxFrame)+" bytes"))
+			continue
+		case err != nil:
+			return nil, c.readEnded(ctx, err)
+		}
+		frame = trimJSONSpace(frame)
+		if len(frame) == 0 {
+			continue // blank line
+		}
+		msg, reply := decodeFrame(frame)
+		if reply != nil {
+			c.writeLine(reply)
+			continue
+		}
+		if r, ok := msg.(*jsonrpc.Request); ok && r.ID.IsValid() {
+			c.mu.Lock()
+			c.pending[r.ID] = struct{}{}
+			c.mu.Unlock()
+		}
+		return msg, nil
+	}
+}
+
+// watch makes the cancellation of ctx unblock a Read in progress (through a past read
+// deadline). The SDK passes the same context every time, so this registers once.
+func (c *lineConn) watch(ctx context.Context) {
+	if ctx.Done() == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ctx == c.watched {
+		return
+	}
+	select {
+	case <-c.closed:
+		return
+	default:
+	}
+	if c.stopWatch != nil {
+		c.stopWatch()
+	}
+	c.watched = ctx
+	c.stopWatch = context.AfterFunc(ctx, func() { _ = c.c.SetReadDeadline(time.Unix(1, 0)) })
+}
+
+// readEnded turns the error that ended reading into what the SDK sees. A client's EOF waits
+// for the answers still owed.
+func (c *lineConn) readEnded(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if errors.Is(err, io.EOF) {
+		c.waitIdle(ctx)
+		return io.EOF
+	}
+	return err
+}
+
+func (c *lineConn) waitIdle(ctx context.Context) {
+	deadline := time.NewTimer(drainWait)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.idle:
+		case <-deadline.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+// readFrame reads one line without its "\n" (a "\r" before it is JSON whitespace, trimmed
+// later). A last line without a newline is a frame too; EOF comes on the next call. A line
+// over maxFrame is consumed without being kept and reported as errFrameTooLong.
+func (c *lineConn) readFrame() ([]byte, error) {
+	if cap(c.line) > keepBuffer {
+		c.line = nil
+	}
+	c.line = c.line[:0]
+	tooLong := false
+	for {
+		chunk, err := c.br.ReadSlice('\n')
+		if !tooLong {
+			if len(c.line)+len(chunk) > maxFrame {
+				tooLong, c.line = true, c.line[:0]
+			} else {
+				c.line = append(c.line, chunk...)
+			}
+		}
+		switch {
+		case err == nil:
+			if tooLong {
+				return nil, errFrameTooLong
+			}
+			return c.line[:len(c.line)-1], nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && tooLong:
+			return nil, errFrameTooLong
+		case errors.Is(err, io.EOF) && len(c.line) > 0:
+			return c.line, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// Write sends one message as one line, in one write.
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	buf, err := appendMessage(c.wbuf[:0], msg)
+	if err == nil {
+		_, err = c.c.Write(append(buf, '\n'))
+	}
+	if cap(buf) <= keepBuffer {
+		c.wbuf = buf[:0]
+	}
+	c.wmu.Unlock()
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		c.answered(r.ID)
+	}
+	return err
+}
+
+// writeLine writes a ready line (our own error replies); a failure shows on the next Read.
+func (c *lineConn) writeLine(line []byte) {
+	c.wmu.Lock()
+	_, _ = c.c.Write(line)
+	c.wmu.Unlock()
+}
+
+func (c *lineConn) answered(id jsonrpc.ID) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	empty := len(c.pending) == 0
+	c.mu.Unlock()
+	if empty {
+		select {
+		case c.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// appendMessage encodes msg. A successful response, nearly every message the daemon
+// writes, is assembled directly around its result, which the SDK marshalled compactly; the
+// rest go through the SDK's encoder.
+func appendMessage(b []byte, msg jsonrpc.Message) ([]byte, error) {
+	if r, ok := msg.(*jsonrpc.Response); ok && r.Error == nil && r.ID.IsValid() &&
+		len(r.Result) > 0 && bytes.IndexByte(r.Result, '\n') < 0 {
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = appendID(b, r.ID)
+		b = append(b, `,"result":`...)
+		b = append(b, r.Result...)
+		return append(b, '}'), nil
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return b, err
+	}
+	return append(b, data...), nil
+}
+
+// appendID writes a valid ID (an int64 or a string, the only kinds jsonrpc.ID holds).
+func appendID(b []byte, id jsonrpc.ID) []byte {
+	switch v := id.Raw().(type) {
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case string:
+		s, _ := json.Marshal(v) // a Go string always marshals
+		return append(b, s...)
+	}
+	return append(b, "null"...)
+}
+
+// wireMessage is a frame's top level. Every field is raw, so decoding fails only on a
+// syntax error; the checks that follow say what exactly is wrong.
+type wireMessage struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// decodeFrame turns a non-blank line into a request or a response, or into the error line
+// that answers it.
+func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
+	if frame[0] != '{' {
+		switch {
+		case !json.Valid(frame):
+			return nil, parseErrorLine
+		case frame[0] == '[':
+			return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 removed them); send one message per line")
+		default:
+			return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a message must be a JSON object")
+		}
+	}
+	var w wireMessage
+	if err := json.Unmarshal(frame, &w); err != nil {
+		return nil, parseErrorLine
+	}
+	id, idOK := parseID(w.ID)
+	var replyID *jsonrpc.ID
+	if idOK && id.IsValid() {
+		replyID = &id
+	}
+	if !isVersion2(w.JSONRPC) {
+		return nil, errorLine(replyID, jsonrpc.CodeInvalidRequest, `Invalid Request: "jsonrpc" must be "2.0"`)
+	}
+	if !idOK {
+		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, `Invalid Request: "id" must be a string, an integer or null`)
+	}
+	if len(w.Method) > 0 {
+		var method string
+		if w.Method[0] != '"' || json.Unmarshal(w.Method, &method) != nil {
+			return nil, errorLine(replyID, jsonrpc.CodeInvalidRequest, `Invalid Request: "method" must be a string`)
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
+	}
+	// No method: a response to a request of ours.
+	if !id.IsValid() {
+		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, `Invalid Request: a message without "method" must be a response with an "id"`)
+	}
+	resp := &jsonrpc.Response{ID: id, Result: w.Result}
+	if len(w.Error) > 0 && !bytes.Equal(w.Error, []byte("null")) {
+		var we jsonrpc.Error
+		if w.Error[0] != '{' || json.Unmarshal(w.Error, &we) != nil {
+			return nil, errorLine(replyID, jsonrpc.CodeInvalidRequest, `Invalid Request: "error" must be an error object`)
+		}
+		resp.Error = &we
+	}
+	return resp, nil
+}
+
+// parseID reads an id: absent or null (no id), a string, or an integer (the SDK, like
+// JSON, keeps numbers as float64, so an integral 1.0 is 1). Anything else is not an id.
+func parseID(raw json.RawMessage) (jsonrpc.ID, bool) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return jsonrpc.ID{}, true
+	}
+	switch c := raw[0]; {
+	case c == '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return jsonrpc.ID{}, false
+		}
+		id, err := jsonrpc.MakeID(s)
+		return id, err == nil
+	case c == '-' || c >= '0' && c <= '9':
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			id, err := jsonrpc.MakeID(float64(n))
+			return id, err == nil
+		}
+		f, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<63 {
+			return jsonrpc.ID{}, false
+		}
+		id, err := jsonrpc.MakeID(f)
+		return id, err == nil
+	}
+	return jsonrpc.ID{}, false
+}
+
+func isVersion2(raw json.RawMessage) bool {
+	if string(raw) == `"2.0"` {
+		return true
+	}
+	var s string
+	return len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &s) == nil && s == "2.0"
+}
+
+var parseErrorLine = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n")
+
+// errorLine is a JSON-RPC error reply as one line; id nil means "id":null.
+func errorLine(id *jsonrpc.ID, code int, message string) []byte {
+	b := []byte(`{"jsonrpc":"2.0","id":`)
+	if id != nil {
+		b = appendID(b, *id)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, `,"message":`...)
+	m, _ := json.Marshal(message)
+	b = append(b, m...)
+	return append(b, "}}\n"...)
+}
+
+// trimJSONSpace trims the four JSON whitespace bytes (a "\r" of "\r\n" among them).
+func trimJSONSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,457 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// socketPair is a connected pair of Unix sockets: the daemon's end and the client's.
+func socketPair(t *testing.T) (server, client *net.UnixConn) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "rglc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, "s"), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan *net.UnixConn, 1)
+	go func() {
+		c, _ := ln.AcceptUnix()
+		accepted <- c
+	}()
+	client, err = net.DialUnix("unix", nil, ln.Addr().(*net.UnixAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server = <-accepted
+	if server == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { server.Close(); client.Close() })
+	return server, client
+}
+
+// countingConn counts Close calls on the daemon's end.
+type countingConn struct {
+	*net.UnixConn
+	closes atomic.Int32
+}
+
+func (c *countingConn) Close() error { c.closes.Add(1); return c.UnixConn.Close() }
+
+func newTestLineConn(t *testing.T) (*lineConn, *countingConn, *net.UnixConn, *bufio.Reader) {
+	t.Helper()
+	s, c := socketPair(t)
+	cc := &countingConn{UnixConn: s}
+	mc, err := (&lineTransport{c: cc, br: bufio.NewReaderSize(cc, 4096)}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := mc.(*lineConn)
+	t.Cleanup(func() { _ = lc.Close() })
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	return lc, cc, c, bufio.NewReader(c)
+}
+
+func readCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// errReply is a decoded error line.
+type errReply struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func readReply(t *testing.T, br *bufio.Reader) errReply {
+	t.Helper()
+	line, err := br.ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("reading a reply: %v", err)
+	}
+	var r errReply
+	if err := json.Unmarshal(line, &r); err != nil || r.JSONRPC != "2.0" {
+		t.Fatalf("reply %q is not JSON-RPC: %v", line, err)
+	}
+	return r
+}
+
+// Every kind of bad line gets its own error reply, in order, and the session reads on to the
+// valid request after them; blank lines and "\r\n" endings are accepted silently.
+func TestLineConnAnswersBadLinesAndContinues(t *testing.T) {
+	lc, _, client, br := newTestLineConn(t)
+	type bad struct {
+		line, id string
+		code     int
+		says     string
+	}
+	bads := []bad{
+		{`this is not json`, "null", -32700, "Parse error"},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"`, "null", -32700, "Parse error"},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"} {"x":1}`, "null", -32700, "Parse error"},
+		{`42`, "null", -32600, "JSON object"},
+		{`"a string"`, "null", -32600, "JSON object"},
+		{`null`, "null", -32600, "JSON object"},
+		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, "null", -32600, "batches are not supported"},
+		{`{"jsonrpc":"1.0","id":7,"method":"ping"}`, "7", -32600, `"jsonrpc" must be "2.0"`},
+		{`{"id":"s","method":"ping"}`, `"s"`, -32600, `"jsonrpc" must be "2.0"`},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, "null", -32600, `"id" must be`},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, "null", -32600, `"id" must be`},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, "null", -32600, `"id" must be`},
+		{`{"jsonrpc":"2.0","id":8,"method":3}`, "8", -32600, `"method" must be a string`},
+		{`{"jsonrpc":"2.0","result":{}}`, "null", -32600, `must be a response with an "id"`},
+		{`{"jsonrpc":"2.0","id":9,"error":"boom"}`, "9", -32600, `"error" must be an error object`},
+	}
+	var in bytes.Buffer
+	for _, b := range bads {
+		in.WriteString(b.line + "\n\n   \r\n")
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":"last","method":"tools/list","params":{}}` + "\r\n")
+	if _, err := client.Write(in.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := lc.Read(readCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "tools/list" || req.ID.Raw() != "last" || string(req.Params) != "{}" {
+		t.Fatalf("the valid request after the bad lines: %#v", msg)
+	}
+	for _, b := range bads {
+		r := readReply(t, br)
+		if r.Error == nil || r.Error.Code != b.code || string(r.ID) != b.id || !strings.Contains(r.Error.Message, b.says) {
+			t.Errorf("line %q: reply id %s error %+v, want id %s code %d saying %q", b.line, r.ID, r.Error, b.id, b.code, b.says)
+		}
+	}
+}
+
+// The parse error line is exactly the JSON-RPC 2.0 one.
+func TestLineConnParseErrorBytes(t *testing.T) {
+	lc, _, client, br := newTestLineConn(t)
+	if _, err := client.Write([]byte("{oops\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := lc.Read(readCtx(t)); err != nil || msg.(*jsonrpc.Request).ID.IsValid() {
+		t.Fatalf("notification: %#v %v", msg, err)
+	}
+	line, _ := br.ReadString('\n')
+	if want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n"; line != want {
+		t.Fatalf("parse error line %q, want %q", line, want)
+	}
+}
+
+// A message of several MiB is read whole; a line over the bound is thrown away with an
+// error reply, the bytes after it are read as the next message, and the connection does not
+// keep the big buffers afterwards.
+func TestLineConnHugeAndOverlongLines(t *testing.T) {
+	lc, _, client, br := newTestLineConn(t)
+	big := strings.Repeat("x", 6<<20)
+	tooBig := strings.Repeat("y", maxFrame+(1<<20))
+	go func() {
+		w := bufio.NewWriter(client)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"blob":%q}}`+"\n", big)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"blob":%q}}`+"\n", tooBig)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n")
+		_ = w.Flush()
+	}()
+	ctx := readCtx(t)
+	msg, err := lc.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct{ Blob string }
+	if r := msg.(*jsonrpc.Request); r.ID.Raw() != int64(1) || json.Unmarshal(r.Params, &p) != nil || p.Blob != big {
+		t.Fatalf("the 6 MiB message was not read whole")
+	}
+	msg, err = lc.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := msg.(*jsonrpc.Request); r.ID.Raw() != int64(3) || r.Method != "ping" {
+		t.Fatalf("after the over-long line: %#v", msg)
+	}
+	r := readReply(t, br)
+	if r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "longer than") {
+		t.Fatalf("over-long line answered %+v", r.Error)
+	}
+	// The next read starts from a small buffer again.
+	if _, err := client.Write([]byte(`{"jsonrpc":"2.0","id":4,"method":"ping"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if cap(lc.line) > keepBuffer {
+		t.Fatalf("the connection keeps a %d-byte line buffer", cap(lc.line))
+	}
+}
+
+// An over-long last line with no newline before EOF is answered, then EOF ends the session.
+func TestLineConnOverlongAtEOF(t *testing.T) {
+	lc, _, client, br := newTestLineConn(t)
+	go func() {
+		_, _ = client.Write(bytes.Repeat([]byte("z"), maxFrame+10))
+		_ = client.CloseWrite()
+	}()
+	if _, err := lc.Read(readCtx(t)); !errors.Is(err, io.EOF) {
+		t.Fatalf("read after an over-long last line: %v", err)
+	}
+	if r := readReply(t, br); r.Error == nil || r.Error.Code != -32600 {
+		t.Fatalf("reply %+v", r.Error)
+	}
+}
+
+// A last line without a newline is still a message. After the client's EOF, Read holds the
+// end of the session back until that request is answered, so the answer is not dropped.
+func TestLineConnPartialLastLineAndDrain(t *testing.T) {
+	lc, _, client, br := newTestLineConn(t)
+	if _, err := client.Write([]byte(`{"jsonrpc":"2.0","id":"tail","method":"tools/call","params":{"name":"health"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	_ = client.CloseWrite()
+	ctx := readCtx(t)
+	msg, err := lc.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := msg.(*jsonrpc.Request)
+	if req.ID.Raw() != "tail" {
+		t.Fatalf("partial last line: %#v", req)
+	}
+	ended := make(chan error, 1)
+	go func() { _, err := lc.Read(ctx); ended <- err }()
+	select {
+	case err := <-ended:
+		t.Fatalf("the session ended (%v) with a request unanswered", err)
+	case <-time.After(100 * time.Millisecond): // a wrong early EOF shows up at once
+	}
+	if err := lc.Write(ctx, &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{"ok":true}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ended; !errors.Is(err, io.EOF) {
+		t.Fatalf("after the answer: %v, want EOF", err)
+	}
+	line, _ := br.ReadString('\n')
+	if line != `{"jsonrpc":"2.0","id":"tail","result":{"ok":true}}`+"\n" {
+		t.Fatalf("answer %q", line)
+	}
+}
+
+// Many goroutines write at once: every message arrives whole, on its own line.
+func TestLineConnConcurrentWrites(t *testing.T) {
+	lc, _, client, br := newTestLineConn(t)
+	const writers, each = 16, 40
+	payload := strings.Repeat("p", 20000) // larger than a socket write chunk
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				id, _ := jsonrpc.MakeID(fmt.Sprintf("w%d-%d", w, i))
+				res, _ := json.Marshal(map[string]string{"p": payload})
+				var msg jsonrpc.Message = &jsonrpc.Response{ID: id, Result: res}
+				if i%3 == 0 { // the SDK encoder's path too
+					msg = &jsonrpc.Request{Method: "notifications/message", Params: res}
+				}
+				errs <- lc.Write(context.Background(), msg)
+			}
+		}()
+	}
+	seen := map[string]bool{}
+	notes := 0
+	for n := 0; n < writers*each; n++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ID     string
+			Method string
+			Result struct{ P string }
+			Params struct{ P string }
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("a garbled line (%d bytes): %v", len(line), err)
+		}
+		if m.Result.P != payload && m.Params.P != payload {
+			t.Fatalf("a message lost its payload")
+		}
+		if m.Method != "" {
+			notes++
+		} else if seen[m.ID] {
+			t.Fatalf("id %s twice", m.ID)
+		} else {
+			seen[m.ID] = true
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen)+notes != writers*each {
+		t.Fatalf("%d responses and %d notifications", len(seen), notes)
+	}
+	_ = client
+}
+
+// Close unblocks a Read, closes the socket exactly once however often it is called, and a
+// cancelled context unblocks a Read too.
+func TestLineConnCloseAndCancelUnblockRead(t *testing.T) {
+	lc, cc, _, _ := newTestLineConn(t)
+	ended := make(chan error, 1)
+	go func() { _, err := lc.Read(context.Background()); ended <- err }()
+	time.Sleep(20 * time.Millisecond) // let Read block (a read that had not started ends the same way)
+	for i := 0; i < 3; i++ {
+		if err := lc.Close(); err != nil {
+			t.Fatalf("close %d: %v", i, err)
+		}
+	}
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("Read returned a message after Close")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not unblock Read")
+	}
+	if n := cc.closes.Load(); n != 1 {
+		t.Fatalf("the socket was closed %d times", n)
+	}
+	if lc.SessionID() != "" {
+		t.Fatal("a session id on a stream transport")
+	}
+
+	lc2, _, _, _ := newTestLineConn(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _, err := lc2.Read(ctx); ended <- err }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Read after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancel did not unblock Read")
+	}
+}
+
+// The direct encoding of a result equals the SDK's encoding of the same message.
+func TestAppendMessageMatchesSDK(t *testing.T) {
+	strID, _ := jsonrpc.MakeID(`a"<b>\n`)
+	intID, _ := jsonrpc.MakeID(float64(-12))
+	msgs := []jsonrpc.Message{
+		&jsonrpc.Response{ID: strID, Result: json.RawMessage(`{"tools":[{"name":"x<y"}]}`)},
+		&jsonrpc.Response{ID: intID, Result: json.RawMessage(`[1,2]`)},
+		&jsonrpc.Response{ID: intID, Result: json.RawMessage("{\n\"a\": 1\n}")}, // not compact: SDK path
+		&jsonrpc.Response{ID: intID, Error: &jsonrpc.Error{Code: -32601, Message: "no"}},
+		&jsonrpc.Request{Method: "notifications/progress", Params: json.RawMessage(`{"p":1}`)},
+		&jsonrpc.Request{ID: strID, Method: "ping"},
+	}
+	for _, m := range msgs {
+		got, err := appendMessage(nil, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := jsonrpc.EncodeMessage(m)
+		if bytes.IndexByte(got, '\n') >= 0 {
+			t.Fatalf("a newline inside a frame: %q", got)
+		}
+		var g, w any
+		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Errorf("encoded %s, the SDK %s", got, want)
+		}
+		back, err := jsonrpc.DecodeMessage(got)
+		if err != nil {
+			t.Errorf("the SDK cannot decode %s: %v", got, err)
+		} else if r, ok := back.(*jsonrpc.Response); ok && r.ID != m.(*jsonrpc.Response).ID {
+			t.Errorf("id %v became %v", m.(*jsonrpc.Response).ID, r.ID)
+		}
+	}
+}
+
+// decodeFrame agrees with the SDK's decoder on every message both accept.
+func TestDecodeFrameAgreesWithSDK(t *testing.T) {
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`,
+		`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"health","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":1.0,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":-3,"method":""}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":5,"result":{"roots":[]}}`,
+		`{"jsonrpc":"2.0","id":"r","error":{"code":-1,"message":"m","data":{"k":1}}}`,
+		`{"jsonrpc":"2.0","id":6,"result":{},"extra":true}`,
+	} {
+		got, reply := decodeFrame([]byte(in))
+		if reply != nil {
+			t.Errorf("%s refused: %s", in, reply)
+			continue
+		}
+		want, err := jsonrpc.DecodeMessage([]byte(in))
+		if err != nil {
+			t.Fatalf("the SDK refuses %s: %v", in, err)
+		}
+		g, _ := jsonrpc.EncodeMessage(got)
+		w, _ := jsonrpc.EncodeMessage(want)
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s: decoded as %s, the SDK %s", in, g, w)
+		}
+	}
+}
+
+// The transport carries a real MCP session: an SDK client on the other end initializes
+// and lists tools through it.
+func TestLineTransportCarriesMCP(t *testing.T) {
+	s, c := socketPair(t)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct{ S string }) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.S}}}, nil, nil
+	})
+	ctx := readCtx(t)
+	ss, err := srv.Connect(ctx, &lineTransport{c: s, br: bufio.NewReader(s)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: c, Writer: c}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"S": "héllo\n<>"}})
+	if err != nil || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "héllo\n<>" {
+		t.Fatalf("echo: %+v %v", res, err)
+	}
+}

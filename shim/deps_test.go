@@ -1,0 +1,33 @@
+package shim_test
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The shim is stdlib only (it starts with every harness session and must stay tiny): beyond
+// the standard library it may import only these packages of ours, which are stdlib only too.
+func TestShimImportsOnlyStdlib(t *testing.T) {
+	allowed := []string{
+		"github.com/resmongw/resmongw/shim",
+		"github.com/resmongw/resmongw/shim/endpoint",
+		"github.com/resmongw/resmongw/systemd", // the unit's name, for service-aware autostart
+		"github.com/resmongw/resmongw/launchd", // the agent's label
+	}
+	for _, goos := range []string{"linux", "darwin"} {
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".")
+		cmd.Env = append(os.Environ(), "GOOS="+goos)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list (%s): %v", goos, err)
+		}
+		for _, p := range strings.Fields(string(out)) {
+			if !slices.Contains(allowed, p) {
+				t.Errorf("GOOS=%s: the shim depends on %s", goos, p)
+			}
+		}
+	}
+}
