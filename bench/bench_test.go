@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -20,6 +21,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if v := os.Getenv(allocChildEnv); v != "" { // TestGCTraceMatchesRuntime's child
+		mib, _ := strconv.Atoi(v)
+		allocChild(mib)
+		os.Exit(0)
+	}
 	flag.Parse()
 	code := m.Run()
 	if world != nil {
@@ -44,7 +50,7 @@ func benchWorld(b *testing.B) *World {
 			worldErr = err
 			return
 		}
-		world, worldErr = NewWorld(bin)
+		world, worldErr = NewWorld(bin, WithGCTrace(nil)...)
 	})
 	if worldErr != nil {
 		b.Fatal(worldErr)
@@ -65,8 +71,10 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(s.P99)/float64(time.Microsecond), "p99-µs")
 }
 
-// BenchmarkCall makes the health call five ways; compare the sub-benchmarks' p50/p99 to the
+// BenchmarkCall makes the health call seven ways; compare the sub-benchmarks' p50/p99 to the
 // direct baseline. (benchtable interleaves the modes; this runs them one after the other.)
+// The daemon modes also report the daemon's allocations per call (daemon-B/op, from its
+// gctrace), since allocs/op counts only this process.
 func BenchmarkCall(b *testing.B) {
 	w := benchWorld(b)
 	ctx := benchCtx(b)
@@ -80,19 +88,33 @@ func BenchmarkCall(b *testing.B) {
 			return func(ctx context.Context) error { _, err := CallHealth(ctx, s.CS); return err }
 		}
 	}
+	raw := func(open func() (*RawSession, error)) func(b *testing.B) func(context.Context) error {
+		return func(b *testing.B) func(context.Context) error {
+			s, err := open()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(s.Close)
+			return func(context.Context) error { _, err := s.Health(); return err }
+		}
+	}
+	shimEnv := w.Env(w.Socket, "RESMONGW_NO_AUTOSTART=1")
 	cases := []struct {
-		name string
-		prep func(b *testing.B) func(context.Context) error
+		name   string
+		prep   func(b *testing.B) func(context.Context) error
+		daemon bool
 	}{
 		{"direct", func(b *testing.B) func(context.Context) error {
 			d := NewDirectHTTP(w.Sim)
 			b.Cleanup(d.Close)
 			return d.Call
-		}},
-		{"stub", session(func() (*Session, error) { return StubSession(ctx) })},
-		{"inproc", session(func() (*Session, error) { return InProcSession(ctx, w.Sim) })},
-		{"socket", session(func() (*Session, error) { return w.SocketSession(ctx) })},
-		{"shim", session(func() (*Session, error) { return w.ShimSession(ctx, w.Env(w.Socket, "RESMONGW_NO_AUTOSTART=1")) })},
+		}, false},
+		{"stub", session(func() (*Session, error) { return StubSession(ctx) }), false},
+		{"inproc", session(func() (*Session, error) { return InProcSession(ctx, w.Sim) }), false},
+		{"socket", session(func() (*Session, error) { return w.SocketSession(ctx) }), true},
+		{"shim", session(func() (*Session, error) { return w.ShimSession(ctx, shimEnv) }), true},
+		{"socket-raw", raw(func() (*RawSession, error) { return w.RawSocketSession(ctx) }), true},
+		{"shim-raw", raw(func() (*RawSession, error) { return w.RawShimSession(ctx, shimEnv) }), true},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
@@ -104,17 +126,24 @@ func BenchmarkCall(b *testing.B) {
 			}
 			w.Sim.ResetRequests()
 			lat := make([]time.Duration, 0, b.N)
+			win := newAllocWindow(w.GC.Snapshot())
 			b.ReportAllocs()
 			b.ResetTimer()
-			for range b.N {
+			for i := range b.N {
 				start := time.Now()
 				if err := call(ctx); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(start))
+				if c.daemon {
+					win.after(i, w.GC.Snapshot())
+				}
 			}
 			b.StopTimer()
 			reportLatency(b, lat)
+			if mb, calls, _ := win.result(); calls > 0 {
+				b.ReportMetric(float64(mb<<20)/float64(calls), "daemon-B/op")
+			}
 			w.Sim.ResetRequests()
 		})
 	}

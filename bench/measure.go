@@ -14,13 +14,18 @@ import (
 	"github.com/resmongw/resmongw/proxy/backendsim"
 )
 
-// Mode names, in the order the overhead table lists them.
+// Mode names, in the order the overhead table lists them. The go-sdk rows use the MCP SDK's
+// client, as the in-process rows must; the raw rows write and read the JSON-RPC lines
+// themselves, as a harness that is not go-sdk does, so the gap between a go-sdk row and its
+// raw twin is the go-sdk client's own cost, which a real harness does not pay.
 const (
-	ModeDirect = "direct HTTP to the simulator (baseline)"
-	ModeStub   = "in-process MCP server, backend stubbed (SDK + tool layer only)"
-	ModeInProc = "in-process MCP server (no socket, no shim)"
-	ModeSocket = "daemon over its socket (no shim)"
-	ModeShim   = "shim → daemon → simulator (full path)"
+	ModeDirect    = "direct HTTP to the simulator (baseline)"
+	ModeStub      = "in-process MCP server, backend stubbed, go-sdk client (SDK + tool layer only)"
+	ModeInProc    = "in-process MCP server, go-sdk client (no socket, no shim)"
+	ModeSocket    = "daemon over its socket, go-sdk client (no shim)"
+	ModeShim      = "shim → daemon → simulator, go-sdk client (full path)"
+	ModeSocketRaw = "daemon over its socket, raw JSON-RPC client (no shim)"
+	ModeShimRaw   = "shim → daemon → simulator, raw JSON-RPC client (full path)"
 )
 
 // ModeResult is the latency of one way of making the health call.
@@ -31,11 +36,27 @@ type ModeResult struct {
 	// from their /proc CPU times over the measured calls: with the latency, it tells work
 	// apart from waiting (wake-ups and scheduling between processes).
 	DaemonCPU, ShimCPU time.Duration
+	// DaemonAlloc is the bytes the daemon allocated per call, from its gctrace lines over
+	// DaemonAllocCalls calls (0 calls: not measured, gctrace off or too few GC cycles), and
+	// DaemonGCs the GC cycles it ran over those calls.
+	DaemonAlloc      int64
+	DaemonAllocCalls int
+	DaemonGCs        int
 }
 
-// MeasureOverhead makes the same health request perMode times in each of five ways, interleaved
-// in blocks so that drift in machine load hits every mode alike. The first result is the
-// baseline.
+// Find returns the result of the named mode.
+func Find(results []ModeResult, mode string) (ModeResult, bool) {
+	for _, r := range results {
+		if r.Mode == mode {
+			return r, true
+		}
+	}
+	return ModeResult{}, false
+}
+
+// MeasureOverhead makes the same health request perMode times in each of seven ways,
+// interleaved in blocks so that drift in machine load hits every mode alike. The first result
+// is the baseline.
 func MeasureOverhead(ctx context.Context, w *World, perMode int) ([]ModeResult, error) {
 	direct := NewDirectHTTP(w.Sim)
 	defer direct.Close()
@@ -54,21 +75,43 @@ func MeasureOverhead(ctx context.Context, w *World, perMode int) ([]ModeResult, 
 		return nil, fmt.Errorf("socket session: %w", err)
 	}
 	defer sock.Close()
-	shim, err := w.ShimSession(ctx, w.Env(w.Socket, "RESMONGW_NO_AUTOSTART=1"))
+	shimEnv := w.Env(w.Socket, "RESMONGW_NO_AUTOSTART=1")
+	shim, err := w.ShimSession(ctx, shimEnv)
 	if err != nil {
 		return nil, fmt.Errorf("shim session: %w", err)
 	}
 	defer shim.Close()
+	rawSock, err := w.RawSocketSession(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("raw socket session: %w", err)
+	}
+	defer rawSock.Close()
+	rawShim, err := w.RawShimSession(ctx, shimEnv)
+	if err != nil {
+		return nil, fmt.Errorf("raw shim session: %w", err)
+	}
+	defer rawShim.Close()
 
 	health := func(s *Session) func(context.Context) error {
 		return func(ctx context.Context) error { _, err := CallHealth(ctx, s.CS); return err }
+	}
+	raw := func(s *RawSession) func(context.Context) error {
+		return func(context.Context) error { _, err := s.Health(); return err }
 	}
 	daemonPid := w.Daemon.Pid()
 	modes := []struct {
 		name       string
 		call       func(context.Context) error
 		daemon, sh int // pids whose CPU time the mode uses, 0 for none
-	}{{ModeDirect, direct.Call, 0, 0}, {ModeStub, health(stub), 0, 0}, {ModeInProc, health(inproc), 0, 0}, {ModeSocket, health(sock), daemonPid, 0}, {ModeShim, health(shim), daemonPid, shim.Pid}}
+	}{
+		{ModeDirect, direct.Call, 0, 0},
+		{ModeStub, health(stub), 0, 0},
+		{ModeInProc, health(inproc), 0, 0},
+		{ModeSocket, health(sock), daemonPid, 0},
+		{ModeShim, health(shim), daemonPid, shim.Pid},
+		{ModeSocketRaw, raw(rawSock), daemonPid, 0},
+		{ModeShimRaw, raw(rawShim), daemonPid, rawShim.Pid},
+	}
 	cpu := func(pid int) time.Duration {
 		if pid == 0 {
 			return 0
@@ -78,6 +121,9 @@ func MeasureOverhead(ctx context.Context, w *World, perMode int) ([]ModeResult, 
 	}
 	daemonCPU := make([]time.Duration, len(modes))
 	shimCPU := make([]time.Duration, len(modes))
+	allocMB := make([]int64, len(modes))
+	allocCalls := make([]int, len(modes))
+	gcs := make([]int, len(modes))
 
 	const warmup, block = 100, 250
 	lat := make([][]time.Duration, len(modes))
@@ -93,21 +139,33 @@ func MeasureOverhead(ctx context.Context, w *World, perMode int) ([]ModeResult, 
 		w.Sim.ResetRequests() // the simulator records every request; keep it from growing
 		for i, m := range modes {
 			d0, s0 := cpu(m.daemon), cpu(m.sh)
-			for range min(block, perMode-done) {
+			win := newAllocWindow(w.GC.Snapshot())
+			for j := range min(block, perMode-done) {
 				start := time.Now()
 				if err := m.call(ctx); err != nil {
 					return nil, fmt.Errorf("%s: %w", m.name, err)
 				}
 				lat[i] = append(lat[i], time.Since(start))
+				if m.daemon != 0 {
+					win.after(j, w.GC.Snapshot())
+				}
 			}
 			daemonCPU[i] += cpu(m.daemon) - d0
 			shimCPU[i] += cpu(m.sh) - s0
+			mb, calls, cycles := win.result()
+			allocMB[i] += mb
+			allocCalls[i] += calls
+			gcs[i] += cycles
 		}
 	}
 	out := make([]ModeResult, len(modes))
 	for i, m := range modes {
 		n := time.Duration(len(lat[i]))
-		out[i] = ModeResult{Mode: m.name, Summary: Summarize(lat[i]), DaemonCPU: daemonCPU[i] / n, ShimCPU: shimCPU[i] / n}
+		out[i] = ModeResult{Mode: m.name, Summary: Summarize(lat[i]), DaemonCPU: daemonCPU[i] / n, ShimCPU: shimCPU[i] / n,
+			DaemonAllocCalls: allocCalls[i], DaemonGCs: gcs[i]}
+		if allocCalls[i] > 0 {
+			out[i].DaemonAlloc = allocMB[i] << 20 / int64(allocCalls[i])
+		}
 	}
 	return out, nil
 }

@@ -36,15 +36,19 @@ func ThisMachine() Machine {
 
 // Report is one run of every measurement; a nil or empty section was skipped.
 type Report struct {
-	Machine   Machine
-	When      time.Time
-	Command   string
-	Overhead  []ModeResult // first is the baseline, last the full path
-	Cold      *Summary
-	Autostart *Summary
-	Swaps     []SwapResult
-	Scale     []ScaleResult
-	Sizes     []ToolSize
+	Machine Machine
+	When    time.Time
+	Command string
+	Note    string // free text printed under the command (e.g. which binary was measured)
+	// LoadBefore and LoadAfter are the first three fields of /proc/loadavg at the start and
+	// the end of the run: how busy the shared machine was.
+	LoadBefore, LoadAfter string
+	Overhead              []ModeResult // first is the baseline, last the full path
+	Cold                  *Summary
+	Autostart             *Summary
+	Swaps                 []SwapResult
+	Scale                 []ScaleResult
+	Sizes                 []ToolSize
 }
 
 // Targets of issue 7.
@@ -80,34 +84,20 @@ func MiB(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 // Markdown writes the report as Markdown tables.
 func (r *Report) Markdown(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	p("Measured %s on %d × %s (Linux %s), %s.\n\n", r.When.UTC().Format("2006-01-02 15:04 MST"), r.Machine.CPUs, r.Machine.Model, r.Machine.Kernel, r.Machine.Go)
+	p("Measured %s on %d × %s (Linux %s), %s.", r.When.UTC().Format("2006-01-02 15:04 MST"), r.Machine.CPUs, r.Machine.Model, r.Machine.Kernel, r.Machine.Go)
+	if r.LoadBefore != "" {
+		p(" Load average (1, 5, 15 min) before the run: %s; after: %s.", r.LoadBefore, r.LoadAfter)
+	}
+	p("\n\n")
 	if r.Command != "" {
-		p("Reproduce: `%s`\n\n", r.Command)
+		p("Produced by: `%s`\n\n", r.Command)
+	}
+	if r.Note != "" {
+		p("%s\n\n", r.Note)
 	}
 
 	if len(r.Overhead) > 1 {
-		base := r.Overhead[0]
-		p("### 1. Per-call overhead (tool `health` = `GET /api/health`, sequential, %d calls per mode, interleaved)\n\n", base.N)
-		p("| path | p50 | p99 | mean | p50 ÷ baseline | added p50 | added p99 | daemon CPU/call | shim CPU/call |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-		for i, m := range r.Overhead {
-			added50, added99, ratio := "—", "—", "1.00"
-			if i > 0 {
-				added50, added99 = Dur(m.P50-base.P50), Dur(m.P99-base.P99)
-				ratio = fmt.Sprintf("%.2f", float64(m.P50)/float64(base.P50))
-			}
-			dcpu, scpu := "—", "—"
-			if m.DaemonCPU > 0 {
-				dcpu = Dur(m.DaemonCPU)
-			}
-			if m.ShimCPU > 0 {
-				scpu = Dur(m.ShimCPU)
-			}
-			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m.Mode, Dur(m.P50), Dur(m.P99), Dur(m.Mean), ratio, added50, added99, dcpu, scpu)
-		}
-		full := r.Overhead[len(r.Overhead)-1]
-		p("\nTargets (full path minus baseline): added p50 < %s: %s (%s); added p99 < %s: %s (%s).\n\n",
-			Dur(TargetAddedP50), verdict(full.P50-base.P50 < TargetAddedP50), Dur(full.P50-base.P50),
-			Dur(TargetAddedP99), verdict(full.P99-base.P99 < TargetAddedP99), Dur(full.P99-base.P99))
+		r.overheadMarkdown(p)
 	}
 
 	if r.Cold != nil || r.Autostart != nil {
@@ -184,4 +174,68 @@ func (r *Report) Markdown(w io.Writer) {
 		}
 		p("\n")
 	}
+}
+
+// LoadAvg returns the 1, 5 and 15 minute load averages from /proc/loadavg ("" if unreadable).
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// KiB formats a byte count in KiB.
+func KiB(b int64) string { return fmt.Sprintf("%.0f KiB", float64(b)/1024) }
+
+func (r *Report) overheadMarkdown(p func(string, ...any)) {
+	base := r.Overhead[0]
+	p("### 1. Per-call overhead (tool `health` = `GET /api/health`, sequential, %d calls per mode, interleaved)\n\n", base.N)
+	p("| path | p50 | p99 | mean | p50 ÷ baseline | added p50 | added p99 | daemon CPU/call | daemon alloc/call (GCs per 1000 calls) | shim CPU/call |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for i, m := range r.Overhead {
+		added50, added99, ratio := "—", "—", "1.00"
+		if i > 0 {
+			added50, added99 = Dur(m.P50-base.P50), Dur(m.P99-base.P99)
+			ratio = fmt.Sprintf("%.2f", float64(m.P50)/float64(base.P50))
+		}
+		dcpu, dalloc, scpu := "—", "—", "—"
+		if m.DaemonCPU > 0 {
+			dcpu = Dur(m.DaemonCPU)
+		}
+		if m.DaemonAllocCalls > 0 {
+			// gctrace's figures are whole MiB: with a steady live heap, the sum can be off by up
+			// to half a MiB per cycle, which is the ± shown.
+			bound := int64(m.DaemonGCs) << 19 / int64(m.DaemonAllocCalls)
+			dalloc = fmt.Sprintf("%s ± %s (%.0f)", KiB(m.DaemonAlloc), KiB(bound), 1000*float64(m.DaemonGCs)/float64(m.DaemonAllocCalls))
+		}
+		if m.ShimCPU > 0 {
+			scpu = Dur(m.ShimCPU)
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", m.Mode, Dur(m.P50), Dur(m.P99), Dur(m.Mean), ratio, added50, added99, dcpu, dalloc, scpu)
+	}
+	p("\n")
+	target := func(label string, full ModeResult) {
+		p("* %s: added p50 < %s: %s (%s); added p99 < %s: %s (%s).\n", label,
+			Dur(TargetAddedP50), verdict(full.P50-base.P50 < TargetAddedP50), Dur(full.P50-base.P50),
+			Dur(TargetAddedP99), verdict(full.P99-base.P99 < TargetAddedP99), Dur(full.P99-base.P99))
+	}
+	raw, okRaw := Find(r.Overhead, ModeShimRaw)
+	sdk, okSDK := Find(r.Overhead, ModeShim)
+	if okRaw {
+		target("Targets, the gateway's cost (full path with a raw JSON-RPC client, as a harness, minus the baseline)", raw)
+	}
+	if okSDK {
+		target("The same with the go-sdk client (its own cost included)", sdk)
+	}
+	if okRaw && okSDK {
+		p("* The go-sdk client's own cost on the full path (go-sdk p50 − raw p50): %s.\n", Dur(sdk.P50-raw.P50))
+	}
+	if s, ok := Find(r.Overhead, ModeSocketRaw); ok && okRaw {
+		p("* The shim process's share (full path raw p50 − socket raw p50): %s.\n", Dur(raw.P50-s.P50))
+	}
+	p("\n")
 }

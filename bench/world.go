@@ -48,8 +48,11 @@ type World struct {
 	Sim    *backendsim.Sim
 	Socket string
 	Daemon *Proc
-	// DaemonEnv is added to the daemon's environment (e.g. GOGC=400 to try a GC setting).
+	// DaemonEnv is added to the daemon's environment (e.g. GOGC=400 to try a GC setting;
+	// GODEBUG=gctrace=1 lets GC count the daemon's allocations).
 	DaemonEnv []string
+	// GC reads the daemon's stderr: its gctrace lines when DaemonEnv turns them on.
+	GC *GCTrace
 }
 
 // Proc is a child process we started and reap.
@@ -147,6 +150,10 @@ func lookup(env []string) func(string) string {
 func (w *World) StartDaemon(socket string) (*Proc, error) {
 	cmd := exec.Command(w.Bin, "serve", "--socket", socket, "--log-file", filepath.Join(w.Dir, "state", "daemon.log"))
 	cmd.Env = w.Env(socket, w.DaemonEnv...)
+	if w.GC == nil {
+		w.GC = NewGCTrace()
+	}
+	cmd.Stderr = w.GC
 	p, err := startProc(cmd)
 	if err != nil {
 		return nil, err
@@ -160,7 +167,7 @@ func (w *World) StartDaemon(socket string) (*Proc, error) {
 		}
 		select {
 		case <-p.done:
-			return nil, fmt.Errorf("daemon exited early: %v", p.err)
+			return nil, fmt.Errorf("daemon exited early: %v (stderr: %q)", p.err, w.GC.Other())
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -208,29 +215,10 @@ func (w *World) ShimSession(ctx context.Context, env []string) (*Session, error)
 // SocketSession dials the daemon directly and speaks the shim's preamble: the shim path minus
 // the shim process, for the scale runs too large for one process per session.
 func (w *World) SocketSession(ctx context.Context) (*Session, error) {
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: w.Socket, Net: "unix"})
+	c, br, err := w.dialPreamble()
 	if err != nil {
 		return nil, err
 	}
-	pre := endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindMCP,
-		Env: endpoint.CaptureEnv(lookup(w.Env(w.Socket))), PID: os.Getpid(), PPID: os.Getppid(), Client: "resmongw-bench"}
-	if _, err := c.Write(endpoint.Line(pre)); err != nil {
-		c.Close()
-		return nil, err
-	}
-	br := bufio.NewReader(c)
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		c.Close()
-		return nil, fmt.Errorf("daemon reply: %w", err)
-	}
-	var reply endpoint.Reply
-	if err := json.Unmarshal(line, &reply); err != nil || !reply.OK {
-		c.Close()
-		return nil, fmt.Errorf("daemon refused the session: %s (%v)", reply.Error, err)
-	}
-	_ = c.SetReadDeadline(time.Time{})
 	tr := &mcp.IOTransport{Reader: connReader{br, c}, Writer: connWriter{c, c}}
 	cs, err := newClient().Connect(ctx, tr, clientOpts())
 	if err != nil {
@@ -238,6 +226,35 @@ func (w *World) SocketSession(ctx context.Context) (*Session, error) {
 		return nil, err
 	}
 	return &Session{CS: cs}, nil
+}
+
+// dialPreamble connects to the daemon, writes the preamble a shim would and consumes the
+// daemon's reply line; what follows on the returned reader is the MCP stream.
+func (w *World) dialPreamble() (*net.UnixConn, *bufio.Reader, error) {
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: w.Socket, Net: "unix"})
+	if err != nil {
+		return nil, nil, err
+	}
+	pre := endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindMCP,
+		Env: endpoint.CaptureEnv(lookup(w.Env(w.Socket))), PID: os.Getpid(), PPID: os.Getppid(), Client: "resmongw-bench"}
+	if _, err := c.Write(endpoint.Line(pre)); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		c.Close()
+		return nil, nil, fmt.Errorf("daemon reply: %w", err)
+	}
+	var reply endpoint.Reply
+	if err := json.Unmarshal(line, &reply); err != nil || !reply.OK {
+		c.Close()
+		return nil, nil, fmt.Errorf("daemon refused the session: %s (%v)", reply.Error, err)
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	return c, br, nil
 }
 
 // connReader and connWriter close the connection for the transport; a second close is no error.

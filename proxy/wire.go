@@ -19,9 +19,10 @@ import (
 // order (the SDK sorts them by name). mcp.Tool has no room for extra keys, so this is done on
 // the JSON of the matching responses; every other message passes through untouched.
 //
-// Known limitation: the SDK tells its own stdio connection the negotiated protocol version
-// through an unexported method, which a wrapper cannot forward; the only effect is that a
-// JSON-RPC batch is not refused on protocol versions that forbid batches.
+// Over an SDK transport, the negotiated protocol version cannot be forwarded to the inner
+// connection (the SDK does it through an unexported method), so that connection would accept a
+// JSON-RPC batch on versions that forbid them; the daemon's own line connection refuses batches
+// on every version.
 func WrapTransport(t mcp.Transport, tools []Tool) mcp.Transport {
 	w := &wireTransport{inner: t, flags: make(map[string]bool, len(tools)), order: make(map[string]int, len(tools))}
 	for i, tl := range tools {

@@ -1,9 +1,12 @@
 // Command benchtable runs every gateway measurement in one process and prints a Markdown report.
 //
 //	go run ./bench/cmd/benchtable > /tmp/bench.md
+//	go run ./bench/cmd/benchtable -o BENCHMARKS.md -section latest
 //
 // It builds cmd/resmongw (or uses -bin), starts a simulated backend and a daemon in a private
-// temporary directory, and removes both when done. Progress goes to stderr.
+// temporary directory, and removes both when done. Progress goes to stderr. With -o, the
+// report replaces the named section of that file (between its benchtable marker comments)
+// instead of going to stdout; the report itself records the command that produced it.
 package main
 
 import (
@@ -33,6 +36,10 @@ func run() int {
 	load := flag.Duration("load", 3*time.Second, "how long each scale level calls")
 	daemonEnv := flag.String("daemon-env", "", "comma-separated KEY=VALUE added to the daemon's environment (e.g. GOGC=400)")
 	only := flag.String("only", "", "comma-separated sections to run (overhead,cold,swap,scale,sizes); default all")
+	gctrace := flag.Bool("gctrace", true, "run the daemon with GODEBUG=gctrace=1 to count its allocations per call")
+	outFile := flag.String("o", "", "write the report into this Markdown file's -section instead of stdout")
+	section := flag.String("section", "latest", "with -o: the section to replace (<!-- benchtable:NAME:begin/end --> markers)")
+	note := flag.String("note", "", "a sentence printed under the command in the report (e.g. which binary -bin is)")
 	flag.Parse()
 
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -60,6 +67,9 @@ func run() int {
 	if *daemonEnv != "" {
 		extra = strings.Split(*daemonEnv, ",")
 	}
+	if *gctrace {
+		extra = bench.WithGCTrace(extra)
+	}
 	w, err := bench.NewWorld(bin, extra...)
 	if err != nil {
 		logf("%v", err)
@@ -67,8 +77,8 @@ func run() int {
 	}
 	defer w.Close()
 
-	r := &bench.Report{Machine: bench.ThisMachine(), When: time.Now(), Command: "go run ./bench/cmd/benchtable " + strings.Join(os.Args[1:], " ")}
-	r.Command = strings.TrimSpace(r.Command)
+	r := &bench.Report{Machine: bench.ThisMachine(), When: time.Now(), Note: *note, LoadBefore: bench.LoadAvg(),
+		Command: commandLine(os.Args[1:])}
 	fail := func(section string, err error) int {
 		logf("%s: %v", section, err)
 		return 1
@@ -123,6 +133,29 @@ func run() int {
 			r.Swaps = append(r.Swaps, s)
 		}
 	}
-	r.Markdown(os.Stdout)
+	r.LoadAfter = bench.LoadAvg()
+	if *outFile == "" {
+		r.Markdown(os.Stdout)
+		return 0
+	}
+	var md strings.Builder
+	r.Markdown(&md)
+	if err := bench.WriteSection(*outFile, *section, []byte(md.String())); err != nil {
+		logf("%v", err)
+		return 1
+	}
+	logf("wrote section %q of %s", *section, *outFile)
 	return 0
+}
+
+// commandLine is how this run was invoked, quoted so that it can be pasted into a shell.
+func commandLine(args []string) string {
+	out := []string{"go", "run", "./bench/cmd/benchtable"}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t'\"$`\\|&;<>()*?[]{}~#!") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out = append(out, a)
+	}
+	return strings.Join(out, " ")
 }
