@@ -90,7 +90,7 @@ func (r *Report) Markdown(w io.Writer) {
 	}
 	p("\n\n")
 	if r.Command != "" {
-		p("Produced by: `%s`\n\n", r.Command)
+		p("Produced by: %s\n\n", codeSpan(r.Command))
 	}
 	if r.Note != "" {
 		p("%s\n\n", r.Note)
@@ -238,4 +238,13 @@ func (r *Report) overheadMarkdown(p func(string, ...any)) {
 		p("* The shim process's share (full path raw p50 − socket raw p50): %s.\n", Dur(raw.P50-s.P50))
 	}
 	p("\n")
+}
+
+// codeSpan renders s as inline Markdown code; a double-backtick fence lets s hold backticks
+// (a -note in the command line often does).
+func codeSpan(s string) string {
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
 }

@@ -30,7 +30,7 @@ func TestMarkdownVerdicts(t *testing.T) {
 	md := sb.String()
 	for _, want := range []string{
 		"2 × test cpu",
-		"`go run ./bench/cmd/benchtable`",
+		"Produced by: `go run ./bench/cmd/benchtable`",
 		"raw JSON-RPC client, as a harness, minus the baseline): added p50 < 100 µs: met (80 µs); added p99 < 1000 µs: **missed** (1200 µs)", // raw full path
 		"(its own cost included): added p50 < 100 µs: **missed** (110 µs)",                                                                   // go-sdk full path: 150 − 40
 		"go-sdk p50 − raw p50): 30 µs",
@@ -47,5 +47,14 @@ func TestMarkdownVerdicts(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+func TestCodeSpanHoldsBackticks(t *testing.T) {
+	if got := codeSpan("a b"); got != "`a b`" {
+		t.Errorf("plain: %s", got)
+	}
+	if got := codeSpan("x -note 'the `bin`'"); got != "`` x -note 'the `bin`' ``" {
+		t.Errorf("with backticks: %s", got)
 	}
 }
