@@ -20,6 +20,15 @@ var settingsGroups = []string{"ai", "assistant", "email", "embeddings", "cloud",
 
 const settingsGroupList = "ai, assistant, email, embeddings, cloud, storage, notifications"
 
+// settingsTurns holds one single-slot semaphore per allowed group (see toolUpdateSettings).
+var settingsTurns = func() map[string]chan struct{} {
+	m := make(map[string]chan struct{}, len(settingsGroups))
+	for _, g := range settingsGroups {
+		m[g] = make(chan struct{}, 1)
+	}
+	return m
+}()
+
 // credentialWords: a key whose lower-cased name contains any of these is refused on its name.
 // Substring on purpose: a false refusal costs a trip to the app; a false pass leaks a secret.
 var credentialWords = []string{"key", "token", "secret", "password", "passphrase", "credential", "auth"}
@@ -69,6 +78,17 @@ func toolUpdateSettings(ctx context.Context, api API, args map[string]any) (any,
 		return nil, NewError(CodeInvalidArgument, fmt.Sprintf("This tool cannot change a setting whose name looks like a credential (%s). "+
 			"resmon's API keys and passwords are not settings; they are stored in the system keychain and are changed in the app, never through a tool.",
 			strings.Join(refused, ", ")), map[string]any{"refused_keys": refused})
+	}
+
+	// One update per group at a time in this process: the answer is a before/after diff, and a
+	// session's calls run concurrently, so two writes to one group would each report the
+	// other's change as their own. (Changes made in the app meanwhile still show: they are real.)
+	turn := settingsTurns[group]
+	select {
+	case turn <- struct{}{}:
+		defer func() { <-turn }()
+	case <-ctx.Done():
+		return nil, NewError(CodeBackendUnavailable, MsgCancelled, nil)
 	}
 
 	path := "/api/settings/" + group
