@@ -26,6 +26,7 @@ func run(args []string, stderr io.Writer) int {
 	delay := fs.Duration("delay", 0, "delay every reply by this much")
 	runDuration := fs.Duration("run-duration", 2*time.Second, "how long a started run stays running")
 	empty := fs.Bool("empty", false, "start with an empty corpus")
+	daemonLock := fs.Bool("daemon-lock", false, "also write and flock <state-dir>/daemon.lock, as the app's background daemon does")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -47,7 +48,7 @@ func run(args []string, stderr io.Writer) int {
 	defer signal.Stop(sigs)
 
 	sim, err := Start(Options{Port: *port, StateDir: *stateDir, PortFile: *portFile, Version: *version,
-		RunDuration: *runDuration, EmptyCorpus: *empty})
+		RunDuration: *runDuration, EmptyCorpus: *empty, DaemonLock: *daemonLock})
 	if err != nil {
 		fmt.Fprintln(stderr, "resmongw dev backend:", err)
 		return 1

@@ -268,14 +268,8 @@ func contains(ss []string, s string) bool {
 func (s *Sim) hExecutions(c *call) *reply {
 	limit, e1 := c.queryInt("limit", 50, intp(1), intp(500))
 	offset, e2 := c.queryInt("offset", 0, intp(0), nil)
-	var errs []obj
-	for _, e := range []*obj{e1, e2} {
-		if e != nil {
-			errs = append(errs, *e)
-		}
-	}
-	if len(errs) > 0 {
-		return validation(errs...)
+	if rep := queryValidation(e1, e2); rep != nil {
+		return rep
 	}
 	typ := c.queryStr("type", "")
 	execs := append([]*execution(nil), s.data.execs...)
@@ -330,14 +324,8 @@ func (s *Sim) hExecution(c *call) *reply {
 func (s *Sim) hReferences(c *call) *reply {
 	onlyNew, e1 := c.queryBool("only_new")
 	includeIDs, e2 := c.queryBool("include_ids")
-	var errs []obj
-	for _, e := range []*obj{e1, e2} {
-		if e != nil {
-			errs = append(errs, *e)
-		}
-	}
-	if len(errs) > 0 {
-		return validation(errs...)
+	if rep := queryValidation(e1, e2); rep != nil {
+		return rep
 	}
 	e := s.data.execution(c.id)
 	if e == nil {

@@ -10,15 +10,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // TestMain doubles as the helper process for the real-process test of Main.
 func TestMain(m *testing.M) {
-	if os.Getenv("BACKENDSIM_HELPER") == "1" {
+	testkit.RunHelper(mainHelper, func(arg string) int {
 		var args []string
-		_ = json.Unmarshal([]byte(os.Getenv("BACKENDSIM_ARGS")), &args)
-		os.Exit(Main(args))
-	}
+		_ = json.Unmarshal([]byte(arg), &args)
+		return Main(args)
+	})
 	os.Exit(m.Run())
 }
 

@@ -6,61 +6,32 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
-// syncBuffer collects the helper's stderr while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// mainHelper is this test binary run again as `resmongw dev backend` (see TestMain), its
+// argument the JSON list of arguments.
+const mainHelper = "backendsim-main"
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor polls cond until it holds or ctx ends.
-func waitFor(ctx context.Context, cond func() bool) bool {
-	for {
-		if cond() {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// TestMainAsAProcess runs `resmongw dev backend` for real (this test binary re-executed
-// with BACKENDSIM_HELPER=1), then checks the start line, health with the token from the
+// TestMainAsAProcess runs `resmongw dev backend` for real (this test binary re-executed as
+// mainHelper), then checks the start line, health with the token from the
 // file, SIGHUP rotation and SIGTERM cleanup.
 func TestMainAsAProcess(t *testing.T) {
 	dir := t.TempDir()
 	args, _ := json.Marshal([]string{"--state-dir", dir, "--run-duration", "1s"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "BACKENDSIM_HELPER=1", "BACKENDSIM_ARGS="+string(args))
-	stderr := &syncBuffer{}
+	cmd := testkit.HelperCommand(ctx, mainHelper, string(args))
+	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
-	stdout := &syncBuffer{}
+	stdout := &testkit.SyncBuffer{}
 	cmd.Stdout = stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -69,7 +40,7 @@ func TestMainAsAProcess(t *testing.T) {
 
 	startRE := regexp.MustCompile(`resmon simulator \(SIMULATED DATA\) listening on http://127\.0\.0\.1:(\d+), state dir (.+)\n`)
 	var port string
-	if !waitFor(ctx, func() bool {
+	if !testkit.Poll(ctx, func() bool {
 		m := startRE.FindStringSubmatch(stderr.String())
 		if m != nil {
 			port = m[1]
@@ -97,7 +68,7 @@ func TestMainAsAProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tok2 string
-	if !waitFor(ctx, func() bool {
+	if !testkit.Poll(ctx, func() bool {
 		tok2, _ = readFile(tf)
 		return tokenRE.MatchString(tok2) && tok2 != tok1 && strings.Contains(stderr.String(), "restarted")
 	}) {
@@ -121,11 +92,10 @@ func TestMainAsAProcess(t *testing.T) {
 			t.Errorf("%s left after SIGTERM", filepath.Base(f))
 		}
 	}
-	out := stderr.String() + stdout.String()
-	for _, tok := range []string{tok1, tok2} {
-		if strings.Contains(out, tok) {
-			t.Errorf("the token was printed")
-		}
+	leaks, err := testkit.TokenLeaks([]string{tok1, tok2}, testkit.Text{Name: "stderr", Body: stderr.String()},
+		testkit.Text{Name: "stdout", Body: stdout.String()})
+	if err != nil || len(leaks) > 0 {
+		t.Errorf("the token was printed (on %v) %v", leaks, err)
 	}
 	// Every line is a log line of ours (no stray output).
 	sc := bufio.NewScanner(strings.NewReader(stderr.String()))

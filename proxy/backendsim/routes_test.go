@@ -466,3 +466,33 @@ func TestCorpusIsDeterministic(t *testing.T) {
 	wantBody(t, do(t, e, "GET", "/api/routines", nil), `[]`)
 	wantBody(t, do(t, e, "GET", "/api/executions", nil), `[]`)
 }
+
+// Query parameters that fail to parse are all reported in one 422, in order, as FastAPI does;
+// good ones pass.
+func TestQueryValidationListsEveryBadParameter(t *testing.T) {
+	s := startSim(t, Options{})
+	for path, want := range map[string][]string{
+		"/api/executions?limit=0&offset=x":                          {"limit", "offset"},
+		"/api/executions?limit=abc":                                 {"limit"},
+		"/api/executions/1/references?only_new=maybe&include_ids=x": {"only_new", "include_ids"},
+	} {
+		r := do(t, s, "GET", path, nil)
+		wantStatus(t, r, 422)
+		var body struct {
+			Detail []struct{ Loc []any } `json:"detail"`
+		}
+		if err := json.Unmarshal(r.body, &body); err != nil {
+			t.Fatalf("%s: %v %s", path, err, r.body)
+		}
+		var got []string
+		for _, d := range body.Detail {
+			if len(d.Loc) == 2 && d.Loc[0] == "query" {
+				got = append(got, d.Loc[1].(string))
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s: errors for %v, want %v (%s)", path, got, want, r.body)
+		}
+	}
+	wantStatus(t, do(t, s, "GET", "/api/executions?limit=5&offset=1", nil), 200)
+}

@@ -332,6 +332,21 @@ func validation(errs ...obj) *reply {
 	return detailReply(422, l)
 }
 
+// queryValidation is FastAPI's 422 listing every query parameter that failed to parse, or
+// nil when none did.
+func queryValidation(errs ...*obj) *reply {
+	var failed []obj
+	for _, e := range errs {
+		if e != nil {
+			failed = append(failed, *e)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return validation(failed...)
+}
+
 // jsonBody decodes a required JSON object body, or returns FastAPI's 422.
 func (c *call) jsonBody() (obj, *reply) {
 	if len(strings.TrimSpace(string(c.body))) == 0 {

@@ -76,6 +76,7 @@ type Sim struct {
 	startedAt time.Time
 	version   string
 	killed    bool // the last stop was a crash: reconcile running rows as owner_dead
+	lock      *os.File // daemon.lock, flocked, when Options.DaemonLock
 	delay     time.Duration
 	faults    []*Fault
 	requests  []*Recorded
@@ -179,6 +180,16 @@ func (s *Sim) writeFilesLocked(inPlace bool) error {
 	if inPlace {
 		write = writeInPlace
 	}
+	// The app recreates its state directory when it starts, so a restart after the directory
+	// was deleted must too.
+	if err := os.MkdirAll(s.opts.StateDir, 0o700); err != nil {
+		return fmt.Errorf("backendsim: state dir: %w", err)
+	}
+	if pf := s.portFilePath(); pf != "" {
+		if err := os.MkdirAll(filepath.Dir(pf), 0o700); err != nil {
+			return fmt.Errorf("backendsim: port file dir: %w", err)
+		}
+	}
 	if pf := s.portFilePath(); pf != "" {
 		if err := write(pf, []byte(strconv.Itoa(s.port)), 0o644); err != nil {
 			return fmt.Errorf("backendsim: port file: %w", err)
@@ -192,11 +203,26 @@ func (s *Sim) writeFilesLocked(inPlace bool) error {
 	if s.opts.DaemonLock {
 		lock, _ := marshalCompact(o("pid", os.Getpid(), "port", s.port, "version", s.version,
 			"started_at", s.startedAt.Format("2006-01-02T15:04:05.000000+00:00")))
-		if err := write(filepath.Join(s.opts.StateDir, "daemon.lock"), lock, 0o600); err != nil {
+		path := filepath.Join(s.opts.StateDir, "daemon.lock")
+		if err := write(path, lock, 0o600); err != nil {
 			return fmt.Errorf("backendsim: daemon.lock: %w", err)
 		}
+		// Held under an exclusive flock for the instance's life, as the app's daemon holds it.
+		s.releaseLockLocked()
+		f, err := lockFile(path)
+		if err != nil {
+			return fmt.Errorf("backendsim: daemon.lock: %w", err)
+		}
+		s.lock = f
 	}
 	return nil
+}
+
+func (s *Sim) releaseLockLocked() {
+	if s.lock != nil {
+		_ = s.lock.Close() // closing the descriptor drops the flock
+		s.lock = nil
+	}
 }
 
 // writeAtomic creates a temp file with the final mode (no window with a wider one), fsyncs
@@ -258,6 +284,7 @@ func (s *Sim) removeFilesLocked() {
 	}
 	if s.opts.DaemonLock {
 		_ = os.Remove(filepath.Join(s.opts.StateDir, "daemon.lock"))
+		s.releaseLockLocked()
 	}
 }
 
@@ -311,6 +338,7 @@ func (s *Sim) Kill() error {
 	s.inst = nil
 	if inst != nil {
 		s.killed = true
+		s.releaseLockLocked() // a dead process holds no flock; its lock file stays behind
 	}
 	s.mu.Unlock()
 	if inst == nil {

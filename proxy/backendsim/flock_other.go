@@ -1,0 +1,8 @@
+//go:build !unix
+
+package backendsim
+
+import "os"
+
+// lockFile opens path; there is no flock here, so the file alone stands for the lock.
+func lockFile(path string) (*os.File, error) { return os.OpenFile(path, os.O_RDWR, 0o600) }
