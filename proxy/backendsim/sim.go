@@ -75,7 +75,7 @@ type Sim struct {
 	runtimeID string
 	startedAt time.Time
 	version   string
-	killed    bool // the last stop was a crash: reconcile running rows as owner_dead
+	killed    bool     // the last stop was a crash: reconcile running rows as owner_dead
 	lock      *os.File // daemon.lock, flocked, when Options.DaemonLock
 	delay     time.Duration
 	faults    []*Fault
