@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/resmongw/resmongw/proxy"
 )
 
 // Bounds of the line transport.
@@ -116,10 +118,19 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.writeLine(reply)
 			continue
 		}
-		if r, ok := msg.(*jsonrpc.Request); ok && r.ID.IsValid() {
-			c.mu.Lock()
-			c.pending[r.ID] = struct{}{}
-			c.mu.Unlock()
+		if r, ok := msg.(*jsonrpc.Request); ok {
+			switch {
+			case r.ID.IsValid():
+				c.mu.Lock()
+				c.pending[r.ID] = struct{}{}
+				c.mu.Unlock()
+			case r.Method == "notifications/cancelled":
+				// The client no longer waits for that answer (and the wire layer drops it),
+				// so a half-close must not wait for it either.
+				if id, ok := proxy.CancelledRequestID(r.Params); ok {
+					c.answered(id)
+				}
+			}
 		}
 		return msg, nil
 	}
@@ -318,16 +329,18 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 	if err := json.Unmarshal(frame, &w); err != nil {
 		return nil, parseErrorLine
 	}
-	id, idOK := parseID(w.ID)
+	id, idErr := parseID(w.ID)
 	var replyID *jsonrpc.ID
-	if idOK && id.IsValid() {
+	if idErr == "" && id.IsValid() {
 		replyID = &id
 	}
 	if !isVersion2(w.JSONRPC) {
 		return nil, errorLine(replyID, jsonrpc.CodeInvalidRequest, `Invalid Request: "jsonrpc" must be "2.0"`)
 	}
-	if !idOK {
-		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, `Invalid Request: "id" must be a string, an integer or null`)
+	if idErr != "" {
+		// The id cannot be represented, so the reply's is null (JSON-RPC: the id could not
+		// be determined); the message says why.
+		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, idErr)
 	}
 	if len(w.Method) > 0 {
 		var method string
@@ -351,33 +364,60 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 	return resp, nil
 }
 
-// parseID reads an id: absent or null (no id), a string, or an integer (the SDK, like
-// JSON, keeps numbers as float64, so an integral 1.0 is 1). Anything else is not an id.
-func parseID(raw json.RawMessage) (jsonrpc.ID, bool) {
+// maxExactID is the largest integer id kept exactly: the SDK builds integer ids from a float64
+// (jsonrpc.MakeID), which holds every integer up to 2^53 and no larger one reliably.
+const maxExactID = 1 << 53
+
+// Why an id is refused (the reply's message).
+const (
+	idNotAnID    = `Invalid Request: "id" must be a string, an integer or null`
+	idOutOfRange = `Invalid Request: "id" must be an integer between -9007199254740992 and 9007199254740992 (2^53), or a string; larger integers cannot be answered with the same id`
+)
+
+// parseID reads an id: absent or null (no id), a string, or an integer, kept exactly. An
+// integral number written as a float (1.0, 1e3) is that integer. An integer beyond ±2^53
+// is refused rather than answered under a rounded, different id; a fraction is no id at
+// all. The refusal is the error message ("" when the id is fine).
+func parseID(raw json.RawMessage) (jsonrpc.ID, string) {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return jsonrpc.ID{}, true
+		return jsonrpc.ID{}, ""
 	}
 	switch c := raw[0]; {
 	case c == '"':
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			return jsonrpc.ID{}, false
+			return jsonrpc.ID{}, idNotAnID
 		}
 		id, err := jsonrpc.MakeID(s)
-		return id, err == nil
-	case c == '-' || c >= '0' && c <= '9':
-		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-			id, err := jsonrpc.MakeID(float64(n))
-			return id, err == nil
+		if err != nil {
+			return jsonrpc.ID{}, idNotAnID
 		}
-		f, err := strconv.ParseFloat(string(raw), 64)
-		if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<63 {
-			return jsonrpc.ID{}, false
+		return id, ""
+	case c == '-' || c >= '0' && c <= '9':
+		var f float64
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			if n > maxExactID || n < -maxExactID {
+				return jsonrpc.ID{}, idOutOfRange
+			}
+			f = float64(n) // exact: |n| <= 2^53
+		} else if errors.Is(err, strconv.ErrRange) {
+			return jsonrpc.ID{}, idOutOfRange // an integer beyond int64
+		} else {
+			f, err = strconv.ParseFloat(string(raw), 64)
+			switch {
+			case err != nil && !errors.Is(err, strconv.ErrRange), f != math.Trunc(f):
+				return jsonrpc.ID{}, idNotAnID
+			case errors.Is(err, strconv.ErrRange), math.Abs(f) > maxExactID:
+				return jsonrpc.ID{}, idOutOfRange
+			}
 		}
 		id, err := jsonrpc.MakeID(f)
-		return id, err == nil
+		if err != nil {
+			return jsonrpc.ID{}, idNotAnID
+		}
+		return id, ""
 	}
-	return jsonrpc.ID{}, false
+	return jsonrpc.ID{}, idNotAnID
 }
 
 func isVersion2(raw json.RawMessage) bool {

@@ -16,7 +16,9 @@ type Status struct {
 	Daemon   DaemonStatus    `json:"daemon"`
 	Targets  []TargetStatus  `json:"targets"`
 	Sessions []SessionStatus `json:"sessions"`
-	// OK is true when every target (including the caller's) has a verified backend.
+	// OK is true when the caller's target and every target with an open session have a
+	// verified backend. Idle targets (kept a while after their last session) are shown but do
+	// not count: an instance the user no longer runs must not make status fail.
 	OK bool `json:"ok"`
 }
 
@@ -36,13 +38,24 @@ type TargetStatus struct {
 	Env      discovery.Target `json:"env"`
 	Caller   bool             `json:"caller"` // the status caller's own environment names it
 	Sessions int              `json:"sessions"`
-	Verified bool             `json:"verified"`
-	State    discovery.State  `json:"state"`
-	// Tokens says, per candidate port, whether its token file is there: "present", "absent"
-	// or "unreadable". Never the value.
+	// Idle: neither the caller's nor in use by a session; kept for reuse until it expires,
+	// listed for information and left out of OK.
+	Idle     bool            `json:"idle"`
+	Verified bool            `json:"verified"`
+	State    discovery.State `json:"state"`
+	// Tokens says, per candidate port, whether its token file is usable. Never the value.
 	Tokens []TokenStatus `json:"tokens"`
 	Tools  []ToolStatus  `json:"tools"`
 }
+
+// Token file presence, as TokenStatus.Presence reports it.
+const (
+	TokenPresent    = "present" // holds a token-shaped value
+	TokenAbsent     = "absent"
+	TokenEmpty      = "unusable (empty)"
+	TokenMalformed  = "unusable (not token-shaped)"
+	TokenUnreadable = "unreadable"
+)
 
 // TokenStatus is one token file's presence.
 type TokenStatus struct {
@@ -77,7 +90,6 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 			UptimeSeconds: now.Sub(d.started).Seconds(), Socket: d.socket, LogFile: d.logFile},
 		Targets:  []TargetStatus{},
 		Sessions: []SessionStatus{},
-		OK:       true,
 	}
 	perTarget := map[string]int{}
 	d.mu.Lock()
@@ -93,7 +105,7 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 			Key: t.key, Env: t.env, Caller: caller == t, Sessions: perTarget[t.key],
 			Verified: cur.Verified(), State: cur, Tokens: tokenPresence(cur), Tools: t.stats.snapshot(),
 		}
-		st.OK = st.OK && ts.Verified
+		ts.Idle = !ts.Caller && ts.Sessions == 0
 		st.Targets = append(st.Targets, ts)
 	}
 	sort.Slice(st.Targets, func(i, j int) bool {
@@ -102,10 +114,21 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 		}
 		return st.Targets[i].Key < st.Targets[j].Key
 	})
-	if caller == nil { // shutting down
-		st.OK = false
-	}
+	st.OK = caller != nil && targetsOK(st.Targets) // no caller target: shutting down
 	return st
+}
+
+// targetsOK reports whether every target that matters is verified: the caller's and those with
+// open sessions. Idle ones are information only. Without the caller's target, nothing is OK.
+func targetsOK(ts []TargetStatus) bool {
+	hasCaller := false
+	for _, t := range ts {
+		hasCaller = hasCaller || t.Caller
+		if !t.Idle && !t.Verified {
+			return false
+		}
+	}
+	return hasCaller
 }
 
 // tokenPresence checks the token file of the verified port, or of every candidate.
@@ -123,17 +146,26 @@ func tokenPresence(st discovery.State) []TokenStatus {
 		}
 	}
 	for _, p := range ports {
-		f := discovery.TokenFile(st.Resolved.StateDir, p)
-		ts := TokenStatus{Port: p, File: f, Presence: "present"}
-		if fh, err := os.Open(f); err != nil {
-			ts.Presence = "unreadable"
-			if errors.Is(err, fs.ErrNotExist) {
-				ts.Presence = "absent"
-			}
-		} else {
-			fh.Close()
-		}
-		out = append(out, ts)
+		out = append(out, TokenStatus{Port: p, File: discovery.TokenFile(st.Resolved.StateDir, p),
+			Presence: tokenFilePresence(st.Resolved.StateDir, p)})
 	}
 	return out
+}
+
+// tokenFilePresence reads the token file the way the watcher does, so "present" means a
+// usable token rather than merely a file. The value is dropped here.
+func tokenFilePresence(stateDir string, port int) string {
+	_, err := discovery.ReadToken(stateDir, port)
+	switch {
+	case err == nil:
+		return TokenPresent
+	case errors.Is(err, fs.ErrNotExist):
+		return TokenAbsent
+	case errors.Is(err, discovery.ErrTokenEmpty):
+		return TokenEmpty
+	case errors.Is(err, discovery.ErrTokenMalformed):
+		return TokenMalformed
+	default:
+		return TokenUnreadable
+	}
 }

@@ -19,7 +19,7 @@ import (
 // Exit codes of `resmongw status`.
 const (
 	statusOK         = 0
-	statusDegraded   = 1 // some target has no verified backend
+	statusDegraded   = 1 // the caller's target, or one a session uses, has no verified backend
 	statusUsage      = 2
 	statusNotRunning = 3
 )
@@ -31,6 +31,11 @@ func StatusMain(args []string) int {
 	asJSON := fs.Bool("json", false, "print JSON")
 	socketFlag := fs.String("socket", "", "socket path (default: $"+endpoint.SocketEnv+" or the per-user default)")
 	if err := fs.Parse(args); err != nil {
+		return statusUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "resmongw status: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
 		return statusUsage
 	}
 	socket, err := endpoint.SocketPath(*socketFlag, os.Getenv)
@@ -105,8 +110,11 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 		number[t.Key] = i + 1
 		fmt.Fprintln(tw)
 		caller := ""
-		if t.Caller {
+		switch {
+		case t.Caller:
 			caller = " (this shell's environment)"
+		case t.Idle:
+			caller = " (idle: no session uses it; not counted in the exit code)"
 		}
 		fmt.Fprintf(tw, "target %d%s\t%d session(s)\n", i+1, caller, t.Sessions)
 		fmt.Fprintf(tw, "  key\t%s\n", t.Key)

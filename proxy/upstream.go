@@ -16,6 +16,13 @@ const (
 	// firstCheckPoll bounds each wait for the first check, so a source whose first check does
 	// not bump the generation is still noticed promptly.
 	firstCheckPoll = 100 * time.Millisecond
+
+	// restartGrace is how long a failed read still waits for a verified backend once the
+	// re-check has found none. A restart on the same port removes and rewrites the port and
+	// token files within milliseconds, so the watcher may report "not running" just before
+	// the new instance appears; a crashed app never comes back within it, and its caller
+	// should not wait longer than this for the error.
+	restartGrace = 250 * time.Millisecond
 )
 
 // UpstreamOptions tunes an Upstream; nil means the defaults.
@@ -23,7 +30,8 @@ type UpstreamOptions struct {
 	Client *ClientOptions
 	// FirstCheckWait is how long a call waits for the watcher's very first check.
 	FirstCheckWait time.Duration
-	// RetryWait is how long a failed read waits for a new verified generation before giving up.
+	// RetryWait bounds how long a failed read waits for the watcher's re-check (and for a
+	// verified generation after it) before giving up.
 	RetryWait time.Duration
 }
 
@@ -149,22 +157,29 @@ func (u *Upstream) state(ctx context.Context) (discovery.State, *ToolError) {
 	}
 }
 
-// waitNewer waits (bounded by RetryWait and ctx) for a verified generation newer than gen.
-// Unverified generations in between (down, then up again) are waited through.
+// waitNewer waits for the generation that follows gen (the one our Recheck produces) and
+// returns it when it is verified. When it is not (the re-check found the app gone: killed,
+// its files left behind), it waits only restartGrace more for a verified one, so a read on a
+// crashed backend fails at once rather than after RetryWait: while no backend is verified,
+// calls answer backend_unavailable without delay. RetryWait and ctx bound the whole wait.
 func (u *Upstream) waitNewer(ctx context.Context, gen uint64) (discovery.State, bool) {
 	wctx, cancel := context.WithTimeout(ctx, u.opts.RetryWait)
 	defer cancel()
+	st := u.src.Wait(wctx, gen)
+	if st.Generation <= gen || st.Backend != nil {
+		return st, st.Generation > gen
+	}
+	gctx, gcancel := context.WithTimeout(wctx, restartGrace)
+	defer gcancel()
 	for {
-		st := u.src.Wait(wctx, gen)
-		if st.Generation > gen && st.Backend != nil {
-			return st, true
+		next := u.src.Wait(gctx, st.Generation)
+		if next.Generation > st.Generation && next.Backend != nil {
+			return next, true
 		}
-		if wctx.Err() != nil {
-			return st, false
+		if gctx.Err() != nil {
+			return next, false
 		}
-		if st.Generation > gen {
-			gen = st.Generation
-		}
+		st = next
 	}
 }
 

@@ -5,19 +5,27 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// WrapTransport puts resmon's own tools/list extension on the wire: every tool object gets a
-// top-level "requires_confirmation" (from the table, by name), and the tools come in table
-// order (the SDK sorts them by name). mcp.Tool has no room for extra keys, so this is done on
-// the JSON of the matching responses; every other message passes through untouched.
+// WrapTransport makes the SDK's messages conform to the reference server on the wire, on the
+// JSON of the responses (the SDK's types have no room for these details):
+//
+//   - tools/list: every tool object gets a top-level "requires_confirmation" (from the table,
+//     by name), and the tools come in table order (the SDK sorts them by name);
+//   - tools/call: a successful result carries "isError":false (the SDK omits a false one);
+//   - an error the SDK sends with JSON-RPC code 0 (a plain Go error, such as a second
+//     initialize) goes out as -32600 Invalid Request, its message kept;
+//   - a request the client cancelled (notifications/cancelled) gets no response at all (MCP:
+//     the receiver SHOULD NOT respond; the SDK still would).
+//
+// Every other message passes through untouched.
 //
 // Over an SDK transport, the negotiated protocol version cannot be forwarded to the inner
 // connection (the SDK does it through an unexported method), so that connection would accept a
@@ -43,7 +51,7 @@ func (w *wireTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &wireConn{Connection: c, t: w, pending: map[jsonrpc.ID]struct{}{}}, nil
+	return &wireConn{Connection: c, t: w, inflight: map[jsonrpc.ID]inflight{}}, nil
 }
 
 // SupportsProtocolVersion forwards the inner transport's answer (mcp.ProtocolVersionSupporter).
@@ -54,50 +62,195 @@ func (w *wireTransport) SupportsProtocolVersion(v string) bool {
 	return true
 }
 
+// requestKind is what a response needs rewriting for.
+type requestKind uint8
+
+const (
+	kindOther requestKind = iota
+	kindInitialize
+	kindToolsList
+	kindToolsCall
+)
+
+// inflight is one request read and not yet answered.
+type inflight struct {
+	kind      requestKind
+	cancelled bool
+}
+
+const methodCancelled = "notifications/cancelled"
+
 type wireConn struct {
 	mcp.Connection
 	t *wireTransport
 
-	waiting atomic.Int32 // len(pending), so ordinary writes skip the lock
-	mu      sync.Mutex
-	pending map[jsonrpc.ID]struct{}
+	// inflight holds every request read and not yet answered: an entry goes when its response
+	// is written, so the map is bounded by the requests in flight (which the SDK serves
+	// concurrently anyway), whatever the client sends.
+	mu       sync.Mutex
+	inflight map[jsonrpc.ID]inflight
 }
 
 func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.Method == "tools/list" && req.ID.IsValid() {
-		c.mu.Lock()
-		if _, dup := c.pending[req.ID]; !dup {
-			c.pending[req.ID] = struct{}{}
-			c.waiting.Add(1)
-		}
-		c.mu.Unlock()
+	if err != nil {
+		return msg, err
 	}
-	return msg, err
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		switch {
+		case req.ID.IsValid():
+			c.mu.Lock()
+			if _, dup := c.inflight[req.ID]; !dup {
+				c.inflight[req.ID] = inflight{kind: kindOf(req.Method)}
+			}
+			c.mu.Unlock()
+		case req.Method == methodCancelled:
+			if id, ok := CancelledRequestID(req.Params); ok {
+				c.mu.Lock()
+				// Only a request still in flight: a cancellation that crossed its response
+				// is moot, and remembering it would grow the map. initialize cannot be
+				// cancelled (MCP), so its answer always goes out.
+				if f, ok := c.inflight[id]; ok && f.kind != kindInitialize {
+					f.cancelled = true
+					c.inflight[id] = f
+				}
+				c.mu.Unlock()
+			}
+		}
+	}
+	return msg, nil
+}
+
+func kindOf(method string) requestKind {
+	switch method {
+	case methodCallTool:
+		return kindToolsCall
+	case "tools/list":
+		return kindToolsList
+	case "initialize":
+		return kindInitialize
+	}
+	return kindOther
+}
+
+// CancelledRequestID reads the requestId of a notifications/cancelled's params, as the
+// jsonrpc.ID the request was read with (the SDK keeps integer ids as int64).
+func CancelledRequestID(params json.RawMessage) (jsonrpc.ID, bool) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+		return jsonrpc.ID{}, false
+	}
+	if f, ok := p.RequestID.(float64); ok && f != math.Trunc(f) {
+		return jsonrpc.ID{}, false // 1.5 is no request's id; do not let it cancel 1
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	return id, err == nil && id.IsValid()
 }
 
 func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if c.waiting.Load() > 0 {
-		if resp, ok := msg.(*jsonrpc.Response); ok && c.take(resp.ID) && resp.Error == nil {
-			if out, err := addConfirmation(resp.Result, c.t.flags, c.t.order); err == nil {
-				r := *resp
-				r.Result = out
-				msg = &r
-			}
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return c.Connection.Write(ctx, msg)
+	}
+	c.mu.Lock()
+	f, tracked := c.inflight[resp.ID]
+	if tracked {
+		delete(c.inflight, resp.ID)
+	}
+	c.mu.Unlock()
+	switch {
+	case f.cancelled:
+		return nil // the client stopped waiting; MCP asks us not to answer
+	case resp.Error != nil:
+		if e := invalidRequestError(resp.Error); e != nil {
+			r := *resp
+			r.Error = e
+			msg = &r
+		}
+	case f.kind == kindToolsList:
+		if out, err := addConfirmation(resp.Result, c.t.flags, c.t.order); err == nil {
+			r := *resp
+			r.Result = out
+			msg = &r
+		}
+	case f.kind == kindToolsCall:
+		if out, ok := withIsErrorFalse(resp.Result); ok {
+			r := *resp
+			r.Result = out
+			msg = &r
 		}
 	}
 	return c.Connection.Write(ctx, msg)
 }
 
-func (c *wireConn) take(id jsonrpc.ID) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.pending[id]; !ok {
-		return false
+// invalidRequestError returns the -32600 error to send instead of err when err would go out
+// with code 0 (how the SDK encodes a plain Go error: a duplicate initialize, a method called
+// before initialization), or nil when err has a code of its own.
+func invalidRequestError(err error) *jsonrpc.Error {
+	if we, ok := err.(*jsonrpc.Error); ok {
+		if we.Code != 0 {
+			return nil
+		}
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: we.Message, Data: we.Data}
 	}
-	delete(c.pending, id)
-	c.waiting.Add(-1)
-	return true
+	var wrapped *jsonrpc.Error
+	if errors.As(err, &wrapped) && wrapped.Code != 0 {
+		return nil // the SDK keeps a wrapped error's code
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+}
+
+var isErrorKey = []byte(`"isError"`)
+
+// withIsErrorFalse adds "isError":false as the last key of a tools/call result that has no
+// top-level "isError" (the reference always sends the key; the SDK omits a false one). It
+// copies the bytes once: no decoding unless the key's name occurs somewhere in the result,
+// which on success it almost never does (text content escapes its quotes).
+func withIsErrorFalse(result json.RawMessage) (json.RawMessage, bool) {
+	body := trimSpace(result)
+	if len(body) < 2 || body[0] != '{' || body[len(body)-1] != '}' {
+		return nil, false
+	}
+	if bytes.Contains(body, isErrorKey) && hasTopLevelKey(body, "isError") {
+		return nil, false
+	}
+	out := make([]byte, 0, len(body)+len(`,"isError":false`))
+	out = append(out, body[:len(body)-1]...)
+	if len(trimSpace(body[1:len(body)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"isError":false}`...)
+	return out, true
+}
+
+// hasTopLevelKey reports whether the JSON object obj has key at its top level (an invalid
+// object counts as having it, so it is left alone).
+func hasTopLevelKey(obj []byte, key string) bool {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return true
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return true
+		}
+		if k, _ := tok.(string); k == key {
+			return true
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// trimSpace trims JSON whitespace.
+func trimSpace(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
 }
 
 var errNotToolList = errors.New("not a tools/list result")

@@ -35,6 +35,12 @@ func Main(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if fs.NArg() > 0 {
+		// A harness config with a stray argument would otherwise run with it ignored.
+		fmt.Fprintf(os.Stderr, "resmongw stdio: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
 	path, err := endpoint.SocketPath(*socketFlag, os.Getenv)
 	if err != nil {
 		return fail("%v", err)

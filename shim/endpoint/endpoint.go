@@ -90,8 +90,12 @@ var ErrPathTooLong = errors.New("socket path too long")
 //
 // Defaults:
 //   - Linux: $XDG_RUNTIME_DIR/resmongw/mcp.sock (per-user tmpfs, 0700, made by logind). When
-//     XDG_RUNTIME_DIR is unset (su, cron, containers): $XDG_STATE_HOME/resmongw/run/mcp.sock, or
-//     ~/.local/state/resmongw/run/mcp.sock. We prefer a HOME-derived path to os.TempDir():
+//     XDG_RUNTIME_DIR is unset (su -, cron, some IDEs) but logind's /run/user/<uid> exists,
+//     that directory: it is what the systemd user service gets as XDG_RUNTIME_DIR, so a
+//     harness started without the variable still finds the service's daemon instead of
+//     autostarting a second one on another socket. Otherwise (containers, no logind):
+//     $XDG_STATE_HOME/resmongw/run/mcp.sock, or ~/.local/state/resmongw/run/mcp.sock.
+//     We prefer a HOME-derived path to os.TempDir():
 //     /tmp is shared, so another user could pre-create our directory and lock us out, and tmp
 //     cleaners may delete a long-lived socket.
 //   - macOS: ~/Library/Application Support/resmongw/mcp.sock. $TMPDIR is per-user but an env
@@ -130,6 +134,9 @@ func defaultSocketPath(getenv func(string) string) (string, error) {
 		return filepath.Join(home, "Library", "Application Support", "resmongw", "mcp.sock"), nil
 	}
 	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && filepath.IsAbs(rt) {
+		return filepath.Join(rt, "resmongw", "mcp.sock"), nil
+	}
+	if rt := loginRuntimeDir(); rt != "" && isLoginRuntimeDir(rt) {
 		return filepath.Join(rt, "resmongw", "mcp.sock"), nil
 	}
 	state, err := StateHome(getenv)

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package endpoint
+
+// Only Linux has logind's /run/user/<uid>; macOS's default does not look for it.
+func loginRuntimeDir() string { return "" }
+
+var isLoginRuntimeDir = func(string) bool { return false }
