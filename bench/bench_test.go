@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // The world (a built binary, a simulator, a daemon process) is made only when a benchmark
@@ -21,11 +23,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	if v := os.Getenv(allocChildEnv); v != "" { // TestGCTraceMatchesRuntime's child
-		mib, _ := strconv.Atoi(v)
+	testkit.RunHelper(allocChildHelper, func(arg string) int { // TestGCTraceMatchesRuntime's child
+		mib, _ := strconv.Atoi(arg)
 		allocChild(mib)
-		os.Exit(0)
-	}
+		return 0
+	})
 	flag.Parse()
 	code := m.Run()
 	if world != nil {
@@ -45,7 +47,7 @@ func benchWorld(b *testing.B) *World {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		bin, err := Build(ctx, worldTmp)
+		bin, err := testkit.Build(ctx, worldTmp, false)
 		if err != nil {
 			worldErr = err
 			return

@@ -3,12 +3,13 @@ package bench
 import (
 	"context"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 func TestParseGCLine(t *testing.T) {
@@ -78,9 +79,9 @@ func TestWithGCTrace(t *testing.T) {
 	}
 }
 
-// allocChildEnv makes this test binary, run again, allocate the given MiB and exit: a real Go
+// allocChildHelper is this test binary run again to allocate the given MiB and exit: a real Go
 // process whose allocations the runtime itself counts, to check the gctrace estimate against.
-const allocChildEnv = "RESMONGW_BENCH_ALLOC_CHILD"
+const allocChildHelper = "bench-alloc"
 
 var sink, live []byte
 
@@ -104,15 +105,10 @@ func allocChild(mib int) {
 // The estimate from a real process's gctrace agrees with the runtime's own count of the
 // bytes it allocated, to within the truncation of its whole-MB figures.
 func TestGCTraceMatchesRuntime(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Skip(err)
-	}
 	const mib = 48
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run", "^$")
-	cmd.Env = append(os.Environ(), allocChildEnv+"="+strconv.Itoa(mib), "GODEBUG=gctrace=1", "GOGC=off")
+	cmd := testkit.HelperCommand(ctx, allocChildHelper, strconv.Itoa(mib), "GODEBUG=gctrace=1", "GOGC=off")
 	g := NewGCTrace()
 	cmd.Stderr = g
 	out, err := cmd.Output()

@@ -3,14 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy/backendsim"
 )
 
@@ -210,34 +209,14 @@ func MeasureAutostart(ctx context.Context, w *World, n int) (Summary, error) {
 
 // stopByLock stops the daemon whose pid its lock file holds and waits until it is gone.
 func stopByLock(lock string) error {
-	b, err := os.ReadFile(lock)
+	pid, err := testkit.ReadPIDFile(lock)
 	if err != nil {
 		return fmt.Errorf("autostarted daemon's lock file: %w", err)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 1 {
-		return fmt.Errorf("autostarted daemon's lock file holds %q", b)
+	if err := testkit.StopPID(pid, 10*time.Second); err != nil {
+		return fmt.Errorf("autostarted daemon: %w", err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		return fmt.Errorf("stopping autostarted daemon %d: %w", pid, err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if !alive(pid) {
-			return nil
-		}
-	}
-	return fmt.Errorf("autostarted daemon %d did not exit within 10s of SIGTERM", pid)
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	return nil
 }
 
 // SwapResult is how long a session took to reach a restarted backend.

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // RawSession is an MCP client that writes JSON-RPC lines and reads the answer lines itself,
@@ -36,9 +38,7 @@ const rawLineMax = 1 << 20
 func newRawSession(ctx context.Context, w io.Writer, r io.Reader, closeStream func()) (*RawSession, error) {
 	s := &RawSession{w: w, r: bufio.NewReaderSize(r, rawLineMax), close: closeStream}
 	s.stop = context.AfterFunc(ctx, closeStream)
-	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + Protocol +
-		`","capabilities":{},"clientInfo":{"name":"resmongw-bench-raw","version":"0"}}}` + "\n"
-	if _, err := io.WriteString(w, init); err != nil {
+	if _, err := io.WriteString(w, testkit.InitializeRequest("0", Protocol, "resmongw-bench-raw")+"\n"); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("raw initialize: %w", err)
 	}
@@ -53,7 +53,7 @@ func newRawSession(ctx context.Context, w io.Writer, r io.Reader, closeStream fu
 		s.Close()
 		return nil, fmt.Errorf("raw initialize: server chose protocol %q, asked for %q", res.ProtocolVersion, Protocol)
 	}
-	if _, err := io.WriteString(w, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+	if _, err := io.WriteString(w, testkit.InitializedNotification+"\n"); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (w *World) RawShimSession(ctx context.Context, env []string) (*RawSession, 
 	if err != nil {
 		return nil, err
 	}
-	p, err := startProc(cmd)
+	p, err := testkit.Start(cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +189,9 @@ func (w *World) RawShimSession(ctx context.Context, env []string) (*RawSession, 
 	closeShim := func() {
 		_ = stdin.Close()
 		select {
-		case <-p.done:
+		case <-p.Done():
 		case <-time.After(5 * time.Second):
-			_ = p.Stop(time.Second)
+			p.Stop(time.Second)
 		}
 	}
 	s, err := newRawSession(ctx, stdin, stdout, closeShim)

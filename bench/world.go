@@ -14,12 +14,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/proxy/backendsim"
 	"github.com/resmongw/resmongw/shim/endpoint"
@@ -29,17 +29,6 @@ import (
 // initialize, as the harnesses in use today do, so "cold start" means "to the initialize result".
 const Protocol = "2025-11-25"
 
-// Build compiles cmd/resmongw into dir and returns the binary's path. The benchmarks measure
-// the real binary a harness would launch, not an in-process stand-in.
-func Build(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "resmongw")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/resmongw/resmongw/cmd/resmongw")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-}
-
 // World is one measurement environment: a simulated backend in this process, and a daemon
 // (`resmongw serve`) in its own process, in a private temporary directory.
 type World struct {
@@ -47,44 +36,12 @@ type World struct {
 	Bin    string
 	Sim    *backendsim.Sim
 	Socket string
-	Daemon *Proc
+	Daemon *testkit.Proc
 	// DaemonEnv is added to the daemon's environment (e.g. GOGC=400 to try a GC setting;
 	// GODEBUG=gctrace=1 lets GC count the daemon's allocations).
 	DaemonEnv []string
 	// GC reads the daemon's stderr: its gctrace lines when DaemonEnv turns them on.
 	GC *GCTrace
-}
-
-// Proc is a child process we started and reap.
-type Proc struct {
-	Cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-}
-
-func startProc(cmd *exec.Cmd) (*Proc, error) {
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &Proc{Cmd: cmd, done: make(chan struct{})}
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	return p, nil
-}
-
-// Pid is the process id.
-func (p *Proc) Pid() int { return p.Cmd.Process.Pid }
-
-// Stop sends SIGTERM, then SIGKILL after limit.
-func (p *Proc) Stop(limit time.Duration) error {
-	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(limit):
-		_ = p.Cmd.Process.Kill()
-		<-p.done
-		return fmt.Errorf("pid %d ignored SIGTERM for %v", p.Pid(), limit)
-	}
 }
 
 // NewWorld makes the temporary directory, starts the simulator and the daemon (with daemonEnv
@@ -115,7 +72,7 @@ func NewWorld(bin string, daemonEnv ...string) (*World, error) {
 // Close stops the daemon and the simulator and removes the directory.
 func (w *World) Close() {
 	if w.Daemon != nil {
-		_ = w.Daemon.Stop(10 * time.Second)
+		w.Daemon.Stop(10 * time.Second)
 	}
 	if w.Sim != nil {
 		_ = w.Sim.Stop()
@@ -126,13 +83,8 @@ func (w *World) Close() {
 // Env is the environment of every child: a private HOME and state home, the socket, and the
 // simulator's state directory (so every session names the same target).
 func (w *World) Env(socket string, extra ...string) []string {
-	return append([]string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + filepath.Join(w.Dir, "home"),
-		"XDG_STATE_HOME=" + filepath.Join(w.Dir, "state"),
-		"RESMONGW_SOCKET=" + socket,
-		"RESMON_STATE_DIR=" + w.Sim.StateDir(),
-	}, extra...)
+	user := testkit.World{Home: filepath.Join(w.Dir, "home"), StateHome: filepath.Join(w.Dir, "state"), Socket: socket}
+	return user.Env(append([]string{"RESMON_STATE_DIR=" + w.Sim.StateDir()}, extra...)...)
 }
 
 func lookup(env []string) func(string) string {
@@ -147,35 +99,22 @@ func lookup(env []string) func(string) string {
 }
 
 // StartDaemon runs `resmongw serve` on socket and waits until it accepts.
-func (w *World) StartDaemon(socket string) (*Proc, error) {
+func (w *World) StartDaemon(socket string) (*testkit.Proc, error) {
 	cmd := exec.Command(w.Bin, "serve", "--socket", socket, "--log-file", filepath.Join(w.Dir, "state", "daemon.log"))
 	cmd.Env = w.Env(socket, w.DaemonEnv...)
 	if w.GC == nil {
 		w.GC = NewGCTrace()
 	}
 	cmd.Stderr = w.GC
-	p, err := startProc(cmd)
+	p, err := testkit.Start(cmd)
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("unix", socket)
-		if err == nil {
-			c.Close()
-			return p, nil
-		}
-		select {
-		case <-p.done:
-			return nil, fmt.Errorf("daemon exited early: %v (stderr: %q)", p.err, w.GC.Other())
-		default:
-		}
-		if time.Now().After(deadline) {
-			_ = p.Stop(time.Second)
-			return nil, fmt.Errorf("daemon did not listen on %s: %v", socket, err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := testkit.WaitListening(socket, 10*time.Second, p); err != nil {
+		p.Stop(time.Second)
+		return nil, fmt.Errorf("daemon: %v (stderr: %q)", err, w.GC.Other())
 	}
+	return p, nil
 }
 
 // Session is one MCP client session, however it reaches the tools.
@@ -231,21 +170,10 @@ func (w *World) SocketSession(ctx context.Context) (*Session, error) {
 // dialPreamble connects to the daemon, writes the preamble a shim would and consumes the
 // daemon's reply line; what follows on the returned reader is the MCP stream.
 func (w *World) dialPreamble() (*net.UnixConn, *bufio.Reader, error) {
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: w.Socket, Net: "unix"})
-	if err != nil {
-		return nil, nil, err
-	}
 	pre := endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindMCP,
 		Env: endpoint.CaptureEnv(lookup(w.Env(w.Socket))), PID: os.Getpid(), PPID: os.Getppid(), Client: "resmongw-bench"}
-	if _, err := c.Write(endpoint.Line(pre)); err != nil {
-		c.Close()
-		return nil, nil, err
-	}
-	br := bufio.NewReader(c)
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := br.ReadSlice('\n')
+	c, br, line, err := testkit.DialPreamble(w.Socket, endpoint.Line(pre), 10*time.Second)
 	if err != nil {
-		c.Close()
 		return nil, nil, fmt.Errorf("daemon reply: %w", err)
 	}
 	var reply endpoint.Reply
@@ -253,7 +181,6 @@ func (w *World) dialPreamble() (*net.UnixConn, *bufio.Reader, error) {
 		c.Close()
 		return nil, nil, fmt.Errorf("daemon refused the session: %s (%v)", reply.Error, err)
 	}
-	_ = c.SetReadDeadline(time.Time{})
 	return c, br, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy/backendsim"
 )
 
@@ -27,8 +28,8 @@ func TestAutostartServesSession(t *testing.T) {
 	ctx := testCtx(t)
 
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
-	pid := w.daemonPID()
-	if pid == 0 || !alive(pid) {
+	pid := w.DaemonPID()
+	if pid == 0 || !testkit.Alive(pid) {
 		t.Fatalf("no daemon after autostart (lock pid %d)", pid)
 	}
 	tools, err := s.cs.ListTools(ctx, nil)
@@ -53,7 +54,7 @@ func TestAutostartServesSession(t *testing.T) {
 	if got := healthRuntimeID(ctx, t, s2.cs); got != sim.RuntimeID() {
 		t.Fatalf("second session: runtime id %s, want %s", got, sim.RuntimeID())
 	}
-	if again := w.daemonPID(); again != pid {
+	if again := w.DaemonPID(); again != pid {
 		t.Fatalf("second session started another daemon: pid %d, first %d", again, pid)
 	}
 }
@@ -62,9 +63,9 @@ func TestAutostartServesSession(t *testing.T) {
 func TestNoAutostart(t *testing.T) {
 	w := newWorld(t)
 	cmd := exec.Command(bin, "stdio")
-	cmd.Env = w.env("RESMONGW_NO_AUTOSTART=1")
+	cmd.Env = w.Env("RESMONGW_NO_AUTOSTART=1")
 	cmd.Stdin = strings.NewReader("")
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
@@ -76,7 +77,7 @@ func TestNoAutostart(t *testing.T) {
 	if msg := stderr.String(); !strings.Contains(msg, "not running") || strings.Count(msg, "\n") != 1 {
 		t.Fatalf("stderr %q: want one line saying the daemon is not running", msg)
 	}
-	if w.daemonPID() != 0 {
+	if w.DaemonPID() != 0 {
 		t.Fatal("a daemon was started although autostart is off")
 	}
 }
@@ -183,14 +184,14 @@ func TestDaemonKilledNextShimAutostarts(t *testing.T) {
 	ctx := testCtx(t)
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	healthRuntimeID(ctx, t, s.cs)
-	old := w.daemonPID()
+	old := w.DaemonPID()
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if !waitGone(old, 10*time.Second) {
+	if !testkit.WaitGone(old, 10*time.Second) {
 		t.Fatal("killed daemon still alive")
 	}
-	if _, err := os.Lstat(w.socket); err != nil {
+	if _, err := os.Lstat(w.Socket); err != nil {
 		t.Fatalf("a SIGKILLed daemon should leave its socket behind: %v", err)
 	}
 	// The old session's shim notices the closed stream, says so and exits 1.
@@ -210,7 +211,7 @@ func TestDaemonKilledNextShimAutostarts(t *testing.T) {
 	if got := healthRuntimeID(ctx, t, s2.cs); got != sim.RuntimeID() {
 		t.Fatalf("after daemon restart: runtime id %s", got)
 	}
-	if now := w.daemonPID(); now == 0 || now == old {
+	if now := w.DaemonPID(); now == 0 || now == old {
 		t.Fatalf("no new daemon: pid %d (old %d)", now, old)
 	}
 }
@@ -220,45 +221,45 @@ func TestDaemonKilledNextShimAutostarts(t *testing.T) {
 func TestSingleInstanceAndStaleSocket(t *testing.T) {
 	w := newWorld(t)
 	// Stale: a socket file nobody listens on.
-	if err := os.MkdirAll(filepath.Dir(w.socket), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(w.Socket), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: w.socket, Net: "unix"})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: w.Socket, Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ln.SetUnlinkOnClose(false)
 	ln.Close()
-	if _, err := net.Dial("unix", w.socket); err == nil {
+	if _, err := net.Dial("unix", w.Socket); err == nil {
 		t.Fatal("stale socket accepted a connection")
 	}
 	first := w.startDaemon() // fails the test unless it replaced the stale socket
 
 	ctx := testCtx(t)
-	second := exec.CommandContext(ctx, bin, "serve", "--socket", w.socket)
-	second.Env = w.env()
-	var stderr syncBuffer
+	second := exec.CommandContext(ctx, bin, "serve", "--socket", w.Socket)
+	second.Env = w.Env()
+	var stderr testkit.SyncBuffer
 	second.Stderr = &stderr
 	err = second.Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
 		t.Fatalf("second daemon: %v, want a non-zero exit", err)
 	}
-	want := "already running (pid " + itoa(first.cmd.Process.Pid)
+	want := "already running (pid " + itoa(first.Pid())
 	if !strings.Contains(stderr.String(), want) {
 		t.Fatalf("second daemon said %q, want %q", stderr.String(), want)
 	}
-	c, err := net.Dial("unix", w.socket)
+	c, err := net.Dial("unix", w.Socket)
 	if err != nil {
 		t.Fatalf("the live daemon's socket is gone after a second daemon tried: %v", err)
 	}
 	c.Close()
 
 	// The socket is private: 0600 in a 0700 directory.
-	fi, err := os.Stat(w.socket)
+	fi, err := os.Stat(w.Socket)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("socket mode %v (%v), want 0600", fi.Mode(), err)
 	}
-	di, err := os.Stat(filepath.Dir(w.socket))
+	di, err := os.Stat(filepath.Dir(w.Socket))
 	if err != nil || di.Mode().Perm() != 0o700 {
 		t.Fatalf("socket dir mode %v (%v), want 0700", di.Mode(), err)
 	}
@@ -267,7 +268,7 @@ func TestSingleInstanceAndStaleSocket(t *testing.T) {
 	if err := first.stop(t); err != nil {
 		t.Fatalf("daemon exit after SIGTERM: %v\n%s", err, first.stderr)
 	}
-	if _, err := os.Lstat(w.socket); !os.IsNotExist(err) {
+	if _, err := os.Lstat(w.Socket); !os.IsNotExist(err) {
 		t.Fatalf("socket still there after shutdown: %v", err)
 	}
 }
@@ -311,10 +312,10 @@ func TestShimStdoutIsOnlyJSONRPC(t *testing.T) {
 	sim := startSim(t)
 	ctx := testCtx(t)
 	cmd := exec.CommandContext(ctx, bin, "stdio")
-	cmd.Env = w.env(simEnv(sim)...)
+	cmd.Env = w.Env(simEnv(sim)...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -338,11 +339,11 @@ func TestShimStdoutIsOnlyJSONRPC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	send(testkit.InitializeRequest(`1`, "2025-06-18", "raw"))
 	if m := next(); m["id"] != float64(1) || m["result"] == nil {
 		t.Fatalf("initialize: %v", m)
 	}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(testkit.InitializedNotification)
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	if m := next(); m["id"] != float64(2) {
 		t.Fatalf("tools/list: %v", m)
@@ -379,22 +380,22 @@ func TestOtherUIDRefused(t *testing.T) {
 	w.startDaemon()
 	// Open the directory and socket up so the kernel lets `nobody` connect: the peer check
 	// is then the only thing in the way.
-	dir := filepath.Dir(w.socket)
+	dir := filepath.Dir(w.Socket)
 	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(w.socket, 0o666); err != nil {
+	if err := os.Chmod(w.Socket, 0o666); err != nil {
 		t.Fatal(err)
 	}
 	ctx := testCtx(t)
 	cmd := exec.CommandContext(ctx, bin, "stdio")
-	cmd.Env = append(w.env("RESMONGW_NO_AUTOSTART=1"), "HOME=/")
+	cmd.Env = append(w.Env("RESMONGW_NO_AUTOSTART=1"), "HOME=/")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}` + "\n")
-	var stdout, stderr syncBuffer
+	cmd.Stdin = strings.NewReader(testkit.InitializeRequest(`1`, "2025-06-18", "x") + "\n")
+	var stdout, stderr testkit.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
@@ -406,8 +407,8 @@ func TestOtherUIDRefused(t *testing.T) {
 	if !strings.Contains(stderr.String(), "closed the connection") {
 		t.Fatalf("shim as nobody: stderr %q", stderr.String())
 	}
-	waitFor(t, 10*time.Second, func() bool {
-		b, _ := os.ReadFile(w.logFile())
+	testkit.WaitFor(t, 10*time.Second, func() bool {
+		b, _ := os.ReadFile(w.LogFile())
 		return strings.Contains(string(b), "refused a connection from another user") && strings.Contains(string(b), `"uid":65534`)
 	}, "the refusal in the daemon log")
 }
@@ -431,39 +432,24 @@ func TestLogFilePrivateAndTokenFree(t *testing.T) {
 	call(ctx, t, s.cs, "health", nil)
 	out, _ := w.runStatus(ctx, simEnv(sim), "--json")
 
-	waitFor(t, 10*time.Second, func() bool {
-		b, _ := os.ReadFile(w.logFile())
+	testkit.WaitFor(t, 10*time.Second, func() bool {
+		b, _ := os.ReadFile(w.LogFile())
 		return strings.Count(string(b), `"msg":"tool call"`) >= 4
 	}, "four tool calls in the log")
-	fi, err := os.Stat(w.logFile())
+	fi, err := os.Stat(w.LogFile())
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("log file mode %v (%v), want 0600", fi.Mode(), err)
 	}
-	b, _ := os.ReadFile(w.logFile())
-	for _, tok := range tokens {
-		if len(tok) < 16 {
-			t.Fatalf("implausible token %q", tok)
-		}
-		if strings.Contains(string(b), tok) {
-			t.Fatal("the log file contains a backend token")
-		}
-		if strings.Contains(out, tok) {
-			t.Fatal("status output contains a backend token")
-		}
+	b, _ := os.ReadFile(w.LogFile())
+	leaks, err := testkit.TokenLeaks(tokens, testkit.Text{Name: "the log file", Body: string(b)}, testkit.Text{Name: "status output", Body: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(leaks) > 0 {
+		t.Fatalf("%s contains a backend token", strings.Join(leaks, " and "))
 	}
 	if strings.Contains(string(b), `"graph"`) {
 		t.Fatal("the log holds a tool argument value")
-	}
-}
-
-func waitFor(t *testing.T, limit time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(25 * time.Millisecond)
 	}
 }
 
@@ -475,14 +461,14 @@ func TestPipedRequestsAnsweredAfterStdinEOF(t *testing.T) {
 	sim := startSim(t)
 	ctx := testCtx(t)
 	cmd := exec.CommandContext(ctx, bin, "stdio")
-	cmd.Env = w.env(simEnv(sim)...)
+	cmd.Env = w.Env(simEnv(sim)...)
 	cmd.Stdin = strings.NewReader(strings.Join([]string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		testkit.InitializeRequest(`1`, "2025-06-18", "pipe"),
+		testkit.InitializedNotification,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"health","arguments":{}}}`,
 	}, "\n") + "\n")
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -519,7 +505,7 @@ func TestShimExitsWhenParentDies(t *testing.T) {
 	defer wr.Close() // held open: stdin never reaches EOF
 	// sh stands in for the harness; the shim's stdin is our pipe (fd 3), not /dev/null.
 	harness := exec.CommandContext(ctx, "sh", "-c", bin+" stdio <&3 >/dev/null & echo $!; exec sleep 60")
-	harness.Env = w.env()
+	harness.Env = w.Env()
 	harness.ExtraFiles = []*os.File{r}
 	stdout, _ := harness.StdoutPipe()
 	if err := harness.Start(); err != nil {
@@ -531,13 +517,13 @@ func TestShimExitsWhenParentDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	shimPID := atoiT(t, strings.TrimSpace(line))
-	waitFor(t, 10*time.Second, func() bool { return sessionsOpen(t, w) == 1 }, "the shim's session")
+	testkit.WaitFor(t, 10*time.Second, func() bool { return sessionsOpen(t, w) == 1 }, "the shim's session")
 	_ = harness.Process.Kill()
 	_ = harness.Wait()
-	if !waitGone(shimPID, 15*time.Second) {
+	if !testkit.WaitGone(shimPID, 15*time.Second) {
 		t.Fatalf("shim %d still running after its parent died", shimPID)
 	}
-	waitFor(t, 10*time.Second, func() bool { return sessionsOpen(t, w) == 0 }, "the session to close")
+	testkit.WaitFor(t, 10*time.Second, func() bool { return sessionsOpen(t, w) == 0 }, "the session to close")
 }
 
 func atoiT(t *testing.T, s string) int {
@@ -562,7 +548,7 @@ func TestShimExitsQuietlyWhenHarnessClosesStdout(t *testing.T) {
 	w.startDaemon()
 	ctx := testCtx(t)
 	cmd := exec.CommandContext(ctx, bin, "stdio")
-	cmd.Env = w.env()
+	cmd.Env = w.Env()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -573,14 +559,14 @@ func TestShimExitsQuietlyWhenHarnessClosesStdout(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd.Stdout = outW
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	outW.Close()
 	outR.Close() // the harness stops reading: the shim's next write fails
-	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`+"\n"); err != nil {
+	if _, err := io.WriteString(stdin, testkit.InitializeRequest(`1`, "2025-06-18", "x")+"\n"); err != nil {
 		t.Fatal(err)
 	}
 	err = cmd.Wait()

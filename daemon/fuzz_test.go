@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
@@ -63,12 +63,7 @@ func (okAPI) Call(context.Context, *proxy.Request) (any, error) {
 // fuzzDaemon is a real daemon accept loop (peer check, preamble, target registry, drain and
 // wire transports, the proxy's MCP server) on a socket in a temp dir, with a fake backend.
 func fuzzDaemon(f *testing.F) (*daemon, string) {
-	short, err := os.MkdirTemp("", "rgfz")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { os.RemoveAll(short) })
-	socket := filepath.Join(short, "s.sock")
+	socket := filepath.Join(testkit.ShortTempDir(f), "s.sock")
 	ln, err := listenPrivate(socket)
 	if err != nil {
 		f.Fatal(err)
@@ -94,27 +89,16 @@ func fuzzDaemon(f *testing.F) (*daemon, string) {
 
 // dialSession opens a raw connection and completes the preamble exchange.
 func dialSession(t testing.TB, socket string) (*net.UnixConn, *bufio.Reader) {
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: socket, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pre := endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindMCP, Env: map[string]string{"HOME": "/nonexistent"}}
-	if _, err := c.Write(endpoint.Line(pre)); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(c)
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := br.ReadBytes('\n')
+	c, br, line, err := testkit.DialPreamble(socket, endpoint.Line(pre), 10*time.Second)
 	var reply endpoint.Reply
 	if err != nil || json.Unmarshal(line, &reply) != nil || !reply.OK {
 		t.Fatalf("preamble reply %q: %v", line, err)
 	}
-	_ = c.SetReadDeadline(time.Time{})
 	return c, br
 }
 
-const fuzzInit = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}` + "\n" +
-	`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+var fuzzInit = testkit.InitializeRequest(`"init"`, "2025-06-18", "fuzz") + "\n" + testkit.InitializedNotification + "\n"
 
 // pingAfter follows the fuzz input on the wire; its id is one the input is unlikely to reuse.
 const (

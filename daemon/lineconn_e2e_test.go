@@ -15,35 +15,30 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
 // rawSession is a client speaking JSON-RPC lines on the daemon's socket itself, after the
 // preamble exchange.
 type rawSession struct {
-	t  *testing.T
+	t  testing.TB
 	c  *net.UnixConn
 	br *bufio.Reader
 }
 
 func (w *world) rawSession(env map[string]string) *rawSession {
-	w.t.Helper()
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: w.socket, Net: "unix"})
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	w.t.Cleanup(func() { c.Close() })
-	_ = c.SetDeadline(time.Now().Add(60 * time.Second)) // no test hangs on a silent daemon
-	env["HOME"] = w.home
-	if _, err := c.Write(endpoint.Line(endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindMCP, Env: env})); err != nil {
-		w.t.Fatal(err)
-	}
-	s := &rawSession{t: w.t, c: c, br: bufio.NewReader(c)}
+	w.T.Helper()
+	env["HOME"] = w.Home
+	pre := endpoint.Line(endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindMCP, Env: env})
+	c, br, line, err := testkit.DialPreamble(w.Socket, pre, 60*time.Second)
 	var reply endpoint.Reply
-	if line := s.readLine(); json.Unmarshal(line, &reply) != nil || !reply.OK {
-		w.t.Fatalf("preamble reply %q", line)
+	if err != nil || json.Unmarshal(line, &reply) != nil || !reply.OK {
+		w.T.Fatalf("preamble reply %q: %v", line, err)
 	}
-	return s
+	w.T.Cleanup(func() { c.Close() })
+	_ = c.SetDeadline(time.Now().Add(60 * time.Second)) // no test hangs on a silent daemon
+	return &rawSession{t: w.T, c: c, br: br}
 }
 
 func (s *rawSession) send(lines ...string) {
@@ -79,8 +74,7 @@ func TestSessionSurvivesBadLinesAndKeepsInFlightAnswers(t *testing.T) {
 	w.startDaemon()
 	sim := startSim(t)
 	s := w.rawSession(map[string]string{"RESMON_STATE_DIR": sim.StateDir()})
-	s.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.send(testkit.InitializeRequest(`"init"`, "2025-06-18", "raw"), testkit.InitializedNotification)
 	var init frame
 	if err := json.Unmarshal(s.readLine(), &init); err != nil || init.ID != "init" || init.Result == nil {
 		t.Fatalf("initialize: %+v %v", init, err)
@@ -175,8 +169,8 @@ func TestRequestTimeoutFlag(t *testing.T) {
 func TestRequestTimeoutEnvValidated(t *testing.T) {
 	w := newWorld(t)
 	ctx := testCtx(t)
-	cmd := exec.CommandContext(ctx, bin, "serve", "--socket", w.socket)
-	cmd.Env = w.env("RESMONGW_REQUEST_TIMEOUT=soon")
+	cmd := exec.CommandContext(ctx, bin, "serve", "--socket", w.Socket)
+	cmd.Env = w.Env("RESMONGW_REQUEST_TIMEOUT=soon")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "RESMONGW_REQUEST_TIMEOUT") {

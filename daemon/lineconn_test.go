@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,17 +18,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // socketPair is a connected pair of Unix sockets: the daemon's end and the client's.
 func socketPair(t *testing.T) (server, client *net.UnixConn) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "rglc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, "s"), Net: "unix"})
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(testkit.ShortTempDir(t), "s"), Net: "unix"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +69,7 @@ func newTestLineConn(t *testing.T) (*lineConn, *countingConn, *net.UnixConn, *bu
 	return lc, cc, c, bufio.NewReader(c)
 }
 
-func readCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func readCtx(t *testing.T) context.Context { return testkit.Context(t, 30*time.Second) }
 
 // errReply is a decoded error line.
 type errReply struct {

@@ -9,19 +9,11 @@ import (
 // peerCred returns the connecting process's uid and pid, as the kernel recorded them at
 // connect time (SO_PEERCRED), so a later pid reuse cannot fool us.
 func peerCred(c *net.UnixConn) (uid, pid int, err error) {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return -1, 0, err
-	}
-	var cred *unix.Ucred
-	var gerr error
-	if err := rc.Control(func(fd uintptr) {
-		cred, gerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return -1, 0, err
-	}
-	if gerr != nil {
-		return -1, 0, gerr
-	}
-	return int(cred.Uid), int(cred.Pid), nil
+	return peerCredFrom(c, func(fd int) (int, int, error) {
+		cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+		if err != nil {
+			return -1, 0, err
+		}
+		return int(cred.Uid), int(cred.Pid), nil
+	})
 }

@@ -59,7 +59,7 @@ func TestStatusVerifiedThenUnavailable(t *testing.T) {
 	if tg.State.Resolved.StateDir != sim.StateDir() || len(tg.Tokens) != 1 || tg.Tokens[0].Presence != "present" {
 		t.Fatalf("status target: state dir %q tokens %+v", tg.State.Resolved.StateDir, tg.Tokens)
 	}
-	if st.Daemon.PID == 0 || st.Daemon.Socket != w.socket || st.Daemon.LogFile != w.logFile() || st.Daemon.Version != daemon.Version {
+	if st.Daemon.PID == 0 || st.Daemon.Socket != w.Socket || st.Daemon.LogFile != w.LogFile() || st.Daemon.Version != daemon.Version {
 		t.Fatalf("status daemon %+v", st.Daemon)
 	}
 
@@ -67,7 +67,7 @@ func TestStatusVerifiedThenUnavailable(t *testing.T) {
 	healthRuntimeID(ctx, t, s.cs)
 	healthRuntimeID(ctx, t, s.cs)
 	human, code := w.runStatus(ctx, simEnv(sim))
-	for _, want := range []string{"resmongw " + daemon.Version, w.socket, sim.StateDir(), "present", sim.RuntimeID(),
+	for _, want := range []string{"resmongw " + daemon.Version, w.Socket, sim.StateDir(), "present", sim.RuntimeID(),
 		"from port_file", "tool health", "2 calls, 0 errors", "session 1", "1 session(s)"} {
 		if !strings.Contains(human, want) {
 			t.Errorf("status output lacks %q:\n%s", want, human)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/scrub"
 )
 
@@ -146,7 +147,7 @@ func TestCandidates(t *testing.T) {
 
 func TestReadToken(t *testing.T) {
 	dir := t.TempDir()
-	tok := newToken(t)
+	tok := testkit.NewToken(t)
 	writeInPlace(t, TokenFile(dir, 9001), tok+"\n")
 	got, err := ReadToken(dir, 9001)
 	if err != nil || got.Reveal() != tok {
@@ -252,7 +253,7 @@ func TestDiscoverNamedPortNeverWidened(t *testing.T) {
 	dead := deadPort(t)
 	for _, how := range []string{"env", "port file"} {
 		dir := t.TempDir()
-		writeAtomic(t, TokenFile(dir, dead), newToken(t))
+		writeAtomic(t, TokenFile(dir, dead), testkit.NewToken(t))
 		writeAtomic(t, TokenFile(dir, def.Port), def.Token())
 		tg := stateTarget(dir)
 		if how == "env" {
@@ -285,7 +286,7 @@ func TestDiscoverEnvThenFileInOrder(t *testing.T) {
 	dir := t.TempDir()
 	writeInstance(t, dir, f)
 	dead := deadPort(t)
-	writeAtomic(t, TokenFile(dir, dead), newToken(t))
+	writeAtomic(t, TokenFile(dir, dead), testkit.NewToken(t))
 	tg := stateTarget(dir)
 	tg.Port = strconv.Itoa(dead)
 	b, u, _, cands := Discover(context.Background(), tg, nil)
@@ -365,7 +366,7 @@ func TestDiscoverNoToken(t *testing.T) {
 func TestDiscoverStaleTokenRefused(t *testing.T) {
 	f := newFakeBackend(t)
 	dir := t.TempDir()
-	stale := newToken(t)
+	stale := testkit.NewToken(t)
 	writeAtomic(t, TokenFile(dir, f.Port), stale)
 	writeAtomic(t, filepath.Join(dir, PortFileName), strconv.Itoa(f.Port))
 	b, u, r, c := Discover(context.Background(), stateTarget(dir), nil)
@@ -439,7 +440,7 @@ func TestDiscoverMessagePrecedence(t *testing.T) {
 	noTok := deadPort(t)
 	dir := t.TempDir()
 	writeAtomic(t, TokenFile(dir, old.Port), old.Token())
-	writeAtomic(t, TokenFile(dir, refusing.Port), newToken(t))
+	writeAtomic(t, TokenFile(dir, refusing.Port), testkit.NewToken(t))
 
 	tg := stateTarget(dir)
 	tg.Port = strconv.Itoa(noTok)
@@ -493,7 +494,7 @@ func TestDiscoverBadInputs(t *testing.T) {
 		t.Errorf("bad port file: %+v", u)
 	}
 	// A token pasted by mistake into RESMON_PORT is not echoed.
-	tok := newToken(t)
+	tok := testkit.NewToken(t)
 	tg.Port = tok
 	_, u, _, _ = Discover(context.Background(), tg, nil)
 	assertNoSecret(t, tok, u)

@@ -2,15 +2,15 @@ package discovery
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // Fuzz targets for everything discovery reads from files or the network: the port file,
@@ -132,20 +132,12 @@ func FuzzTokenFile(f *testing.F) {
 func FuzzHealthAnswer(f *testing.F) {
 	var body []byte
 	var status int
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, port := testkit.ServeLoopback(f, 0, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_, _ = w.Write(body)
 	}))
-	srv.Listener.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
-	srv.Listener = ln
-	srv.Start()
 	f.Cleanup(srv.Close)
-	port := ln.Addr().(*net.TCPAddr).Port
 	minVer, _ := parseVersion(MinBackendVersion)
 	tok := Token(strings.Repeat("a", 43))
 

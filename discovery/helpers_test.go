@@ -1,8 +1,6 @@
 package discovery
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -16,32 +14,12 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
-}
-
-// newToken mints a token like resmon does: 32 random bytes, URL-safe base64, no padding.
-func newToken(t testing.TB) string {
-	t.Helper()
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// newRuntimeID mints a canonical lowercase UUID4.
-func newRuntimeID(t testing.TB) string {
-	t.Helper()
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // seenRequest is what the fake backend recorded about one request.
@@ -71,7 +49,7 @@ type fakeBackend struct {
 
 func newFakeBackend(t testing.TB) *fakeBackend {
 	t.Helper()
-	f := &fakeBackend{t: t, token: newToken(t), runtimeID: newRuntimeID(t), version: "2.3.0"}
+	f := &fakeBackend{t: t, token: testkit.NewToken(t), runtimeID: testkit.NewRuntimeID(t), version: "2.3.0"}
 	f.identity = f.identityObj()
 	f.start(0)
 	t.Cleanup(f.stop)
@@ -87,17 +65,10 @@ func (f *fakeBackend) identityObj() map[string]any {
 // a real resmon restart looks like.
 func (f *fakeBackend) start(port int) {
 	f.t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		f.t.Fatalf("listen: %v", err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
+	srv, port := testkit.ServeLoopback(f.t, port, http.HandlerFunc(f.serve))
 	f.mu.Lock()
 	f.srv = srv
-	f.Port = ln.Addr().(*net.TCPAddr).Port
+	f.Port = port
 	f.Base = "http://127.0.0.1:" + strconv.Itoa(f.Port)
 	f.mu.Unlock()
 }
@@ -118,7 +89,7 @@ func (f *fakeBackend) restart() {
 	f.t.Helper()
 	f.stop()
 	f.mu.Lock()
-	f.token, f.runtimeID = newToken(f.t), newRuntimeID(f.t)
+	f.token, f.runtimeID = testkit.NewToken(f.t), testkit.NewRuntimeID(f.t)
 	f.identity = f.identityObj()
 	port := f.Port
 	f.mu.Unlock()

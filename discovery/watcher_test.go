@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // waitTimeout bounds every wait in these tests; it is a hang guard, not a speed assertion.
@@ -214,7 +216,7 @@ func TestWatcherPartialTokenWriteIsRetriedNotPublished(t *testing.T) {
 	defer unsub()
 
 	// The backend swaps instantly; the file follows in two writes.
-	newTok := newToken(t)
+	newTok := testkit.NewToken(t)
 	f.set(func(f *fakeBackend) { f.token = newTok })
 	tf, err := os.OpenFile(TokenFile(dir, f.Port), os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -327,7 +329,7 @@ func TestWatcherRecheckAfterBackendDies(t *testing.T) {
 	}
 	// Down for a different reason (a stale token): still_down.
 	f.start(f.Port)
-	f.set(func(f *fakeBackend) { f.token = newToken(t) })
+	f.set(func(f *fakeBackend) { f.token = testkit.NewToken(t) })
 	w.Recheck()
 	s3 := waitFor(t, w, "token refused", isDown(ReasonTokenRefused))
 	if s3.Generation != s2.Generation+1 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy/backendsim"
 )
 
@@ -20,7 +21,7 @@ func TestFault50SessionsDuringRestart(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
 	sim := w.startSim(backendsim.Options{})
-	ctx := testCtx(t, 150*time.Second)
+	ctx := testkit.Context(t, 150*time.Second)
 	minted := map[string]bool{sim.RuntimeID(): true}
 
 	ss := make([]*session, sessions)
@@ -117,7 +118,7 @@ func TestFault50SessionsDuringRestart(t *testing.T) {
 func TestFaultDaemonSIGKILL(t *testing.T) {
 	w := newWorld(t)
 	sim := w.startSim(backendsim.Options{})
-	ctx := testCtx(t, 90*time.Second)
+	ctx := testkit.Context(t, 90*time.Second)
 	a := w.connect(ctx, simEnv(sim)...) // autostarts the daemon
 	b := w.connect(ctx, simEnv(sim)...)
 	a.must(ctx, "health", nil)
@@ -129,7 +130,7 @@ func TestFaultDaemonSIGKILL(t *testing.T) {
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if !waitGone(old, 10*time.Second) {
+	if !testkit.WaitGone(old, 10*time.Second) {
 		t.Fatal("the killed daemon is still alive")
 	}
 	for _, s := range []*session{a, b} {
@@ -159,7 +160,7 @@ func TestFaultDaemonSIGKILL(t *testing.T) {
 	if now := w.daemonPID(); now == 0 || now == old {
 		t.Fatalf("no new daemon (pid %d, old %d)", now, old)
 	}
-	if _, err := os.Stat(w.socket); err != nil {
+	if _, err := os.Stat(w.Socket); err != nil {
 		t.Fatalf("socket: %v", err)
 	}
 }

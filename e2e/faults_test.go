@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/proxy/backendsim"
 )
@@ -43,7 +44,7 @@ func TestFaultBackendKilledMidCall(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
 	sim := w.startSim(backendsim.Options{})
-	ctx := testCtx(t, 90*time.Second)
+	ctx := testkit.Context(t, 90*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	old := runtimeID(s.must(ctx, "health", nil))
 
@@ -53,7 +54,7 @@ func TestFaultBackendKilledMidCall(t *testing.T) {
 	wg.Add(2)
 	go func() { defer wg.Done(); read = s.call(ctx, "search_corpus", map[string]any{"query": "graph"}) }()
 	go func() { defer wg.Done(); write = s.call(ctx, "run_routine", map[string]any{"routine_id": 1}) }()
-	waitFor(t, 20*time.Second, func() bool { return posts(sim, "/api/routines/1/run") == 1 && len(sim.Requests()) >= 3 },
+	testkit.WaitFor(t, 20*time.Second, func() bool { return posts(sim, "/api/routines/1/run") == 1 && len(sim.Requests()) >= 3 },
 		"both calls to reach the backend")
 	if err := sim.Kill(); err != nil {
 		t.Fatal(err)
@@ -82,7 +83,7 @@ func TestFaultBackendRestartSameAndNewPort(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
 	sim := w.startSim(backendsim.Options{})
-	ctx := testCtx(t, 90*time.Second)
+	ctx := testkit.Context(t, 90*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	seen := map[string]bool{runtimeID(s.must(ctx, "health", nil)): true}
 	for _, o := range []backendsim.RestartOptions{{}, {NewPort: true}, {InPlace: true}} {
@@ -111,7 +112,7 @@ func TestFaultStaleTokenFile(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
 	sim := w.startSim(backendsim.Options{})
-	ctx := testCtx(t, 90*time.Second)
+	ctx := testkit.Context(t, 90*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	s.must(ctx, "health", nil)
 	if err := sim.WriteStaleToken(); err != nil {
@@ -162,7 +163,7 @@ func TestFaultPortFile(t *testing.T) {
 	if err := os.WriteFile(discovery.TokenFile(sim.StateDir(), deadPort), []byte(leftover), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t, 120*time.Second)
+	ctx := testkit.Context(t, 120*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	s.must(ctx, "health", nil)
 	pf := sim.PortFile()
@@ -211,7 +212,7 @@ func TestFaultStateDirDeletedAndRecreated(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
 	sim := w.startSim(backendsim.Options{})
-	ctx := testCtx(t, 90*time.Second)
+	ctx := testkit.Context(t, 90*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	s.must(ctx, "health", nil)
 	if err := sim.Kill(); err != nil {
@@ -236,15 +237,11 @@ func TestFaultBackendProcessSIGKILL(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
 	state := filepath.Join(t.TempDir(), "resmon")
-	start := func() *exec.Cmd {
+	start := func() *testkit.Proc {
 		cmd := exec.Command(bin, "dev", "backend", "--state-dir", state)
-		cmd.Env = w.env()
+		cmd.Env = w.Env()
 		cmd.Stdout, cmd.Stderr = w.output(), w.output()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		w.track(cmd)
-		return cmd
+		return w.start(cmd)
 	}
 	tokens := func() {
 		ents, _ := filepath.Glob(filepath.Join(state, discovery.TokenFilePrefix+"*"))
@@ -255,17 +252,17 @@ func TestFaultBackendProcessSIGKILL(t *testing.T) {
 		}
 	}
 	first := start()
-	ctx := testCtx(t, 90*time.Second)
-	waitFor(t, 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(state, discovery.PortFileName)); return err == nil }, "the port file")
+	ctx := testkit.Context(t, 90*time.Second)
+	testkit.WaitFor(t, 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(state, discovery.PortFileName)); return err == nil }, "the port file")
 	tokens()
 	s := w.connect(ctx, "RESMON_STATE_DIR="+state)
 	old := runtimeID(s.eventually(ctx, 20*time.Second, "health", nil, ok, "the dev backend").payload)
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := first.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	s.eventually(ctx, 20*time.Second, "health", nil, unavailable, "backend_unavailable after SIGKILL")
 	start()
-	waitFor(t, 10*time.Second, func() bool { tokens(); return len(w.tokens) >= 2 }, "the new token file")
+	testkit.WaitFor(t, 10*time.Second, func() bool { tokens(); return len(w.tokens) >= 2 }, "the new token file")
 	r := s.eventually(ctx, 20*time.Second, "health", nil, ok, "the second dev backend")
 	if rid := runtimeID(r.payload); rid == old || rid == "" {
 		t.Fatalf("after the restart: runtime id %q (old %q)", rid, old)
@@ -281,7 +278,7 @@ func TestFaultSlowBackend(t *testing.T) {
 	w.startDaemon()
 	slow := w.startSim(backendsim.Options{})
 	fast := w.startSim(backendsim.Options{})
-	ctx := testCtx(t, 90*time.Second)
+	ctx := testkit.Context(t, 90*time.Second)
 	a := w.connect(ctx, simEnv(slow)...)
 	b := w.connect(ctx, simEnv(fast)...)
 	a.must(ctx, "health", nil)
@@ -293,7 +290,7 @@ func TestFaultSlowBackend(t *testing.T) {
 		defer cancel()
 		hung <- a.call(cctx, "search_corpus", map[string]any{"query": "graph"})
 	}()
-	waitFor(t, 10*time.Second, func() bool {
+	testkit.WaitFor(t, 10*time.Second, func() bool {
 		for _, r := range slow.Requests() {
 			if r.Path == "/api/explorer/search" {
 				return true
@@ -320,7 +317,7 @@ func TestFaultSlowBackend(t *testing.T) {
 
 	// The request timeout itself, in-process: the same watcher and upstream the daemon builds.
 	slow.SetDelay(time.Minute)
-	wt := discovery.NewWatcher(discovery.Target{StateDir: slow.StateDir(), Home: w.home}, nil)
+	wt := discovery.NewWatcher(discovery.Target{StateDir: slow.StateDir(), Home: w.Home}, nil)
 	if err := wt.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -1,24 +1,21 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/proxy/backendsim"
 )
@@ -28,82 +25,45 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rgwe2e")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	_ = os.Chmod(dir, 0o755)
-	bin = filepath.Join(dir, "resmongw")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/resmongw")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building resmongw:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if code == 0 {
+	testkit.MainWithBinary(m, &bin, false, func() error {
 		// Every in-process goroutine (simulators, SDK clients, upstreams) must be gone.
 		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
+			return fmt.Errorf("goroutine leak: %w", err)
 		}
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
+		return nil
+	})
 }
 
-// world is one user's environment for one test: home, state home, a short socket path, and
+// world is one user's environment for one test (home, state home, a short socket path) and
 // everything the test's processes printed, to be searched for tokens at the end.
 type world struct {
-	t         *testing.T
-	home      string
-	stateHome string
-	socket    string
+	*testkit.World
 
 	mu       sync.Mutex
-	outputs  []*syncBuffer // every stdout/stderr of every process, every status output, every tool result
-	tokens   []string      // every token a simulator minted or we planted
+	outputs  []*testkit.SyncBuffer // every stdout/stderr of every process, every status output, every tool result
+	tokens   []string              // every token a simulator minted or we planted
 	sims     []*backendsim.Sim
-	daemons  []int // pids of daemons seen (started by us or autostarted)
-	children []*exec.Cmd
+	daemons  []int           // pids of daemons seen (started by us or autostarted)
+	children []*testkit.Proc // every process we started
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	home := t.TempDir()
-	short, err := os.MkdirTemp("", "rg") // sun_path is short; t.TempDir paths are long
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &world{t: t, home: home, stateHome: filepath.Join(home, "state"), socket: filepath.Join(short, "run", "mcp.sock")}
-	// Registered first, so it runs last: after every process and simulator is stopped.
+	w := &world{World: testkit.NewWorld(t)}
+	// Registered before every process and simulator of the test, so it runs after they are
+	// stopped (and before the world's directories go).
 	t.Cleanup(func() {
 		w.assertNoLeaks()
 		w.assertTokenFree()
 		w.assertGuardRespected()
-		os.RemoveAll(short)
 	})
 	// Stop whatever daemon holds the lock (autostarted daemons are not our children).
 	t.Cleanup(w.stopDaemon)
 	return w
 }
 
-func (w *world) env(extra ...string) []string {
-	return append([]string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + w.home,
-		"XDG_STATE_HOME=" + w.stateHome,
-		"RESMONGW_SOCKET=" + w.socket,
-	}, extra...)
-}
-
-func (w *world) logFile() string  { return filepath.Join(w.stateHome, "resmongw", "resmongw.log") }
-func (w *world) lockFile() string { return filepath.Join(filepath.Dir(w.socket), "daemon.lock") }
-
-func (w *world) output() *syncBuffer {
-	b := &syncBuffer{}
+func (w *world) output() *testkit.SyncBuffer {
+	b := &testkit.SyncBuffer{}
 	w.mu.Lock()
 	w.outputs = append(w.outputs, b)
 	w.mu.Unlock()
@@ -111,21 +71,18 @@ func (w *world) output() *syncBuffer {
 }
 
 func (w *world) addToken(tok string) {
-	if len(tok) < 16 {
-		w.t.Fatalf("implausible token of %d bytes", len(tok))
+	if err := testkit.PlausibleToken(tok); err != nil {
+		w.T.Fatal(err)
 	}
 	w.mu.Lock()
 	w.tokens = append(w.tokens, tok)
 	w.mu.Unlock()
 }
 
-// daemonPID is the pid the running daemon wrote into its lock file (0 when none).
+// daemonPID is the pid the running daemon wrote into its lock file (0 when none); every pid
+// seen is remembered for the leak check.
 func (w *world) daemonPID() int {
-	b, err := os.ReadFile(w.lockFile())
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	pid := w.DaemonPID()
 	if pid > 0 {
 		w.mu.Lock()
 		if len(w.daemons) == 0 || w.daemons[len(w.daemons)-1] != pid {
@@ -137,77 +94,56 @@ func (w *world) daemonPID() int {
 }
 
 func (w *world) stopDaemon() {
-	if pid := w.daemonPID(); pid > 0 && alive(pid) {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-		if !waitGone(pid, 15*time.Second) {
-			w.t.Errorf("daemon %d ignored SIGTERM", pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			waitGone(pid, 5*time.Second)
+	if pid := w.daemonPID(); pid > 0 && testkit.Alive(pid) {
+		if err := testkit.StopPID(pid, 15*time.Second); err != nil {
+			w.T.Errorf("daemon: %v", err)
 		}
 	}
 }
 
 // startDaemon runs `resmongw serve` as our child and waits until it listens.
-func (w *world) startDaemon() *exec.Cmd {
-	w.t.Helper()
-	cmd := exec.Command(bin, "serve", "--socket", w.socket)
-	cmd.Env = w.env()
+func (w *world) startDaemon() *testkit.Proc {
+	w.T.Helper()
+	cmd := exec.Command(bin, "serve", "--socket", w.Socket)
+	cmd.Env = w.Env()
 	cmd.Stdout, cmd.Stderr = w.output(), w.output()
-	if err := cmd.Start(); err != nil {
-		w.t.Fatal(err)
+	p := w.start(cmd)
+	if err := testkit.WaitListening(w.Socket, 10*time.Second, p); err != nil {
+		w.T.Fatalf("daemon: %v", err)
 	}
-	w.track(cmd)
-	w.waitListening(10 * time.Second)
 	w.daemonPID()
-	return cmd
+	return p
 }
 
-// track remembers a child so the leak check can insist it was reaped.
-func (w *world) track(cmd *exec.Cmd) {
+// start starts a child and remembers it, so the leak check can insist it was reaped.
+func (w *world) start(cmd *exec.Cmd) *testkit.Proc {
+	w.T.Helper()
+	p, err := testkit.Start(cmd)
+	if err != nil {
+		w.T.Fatal(err)
+	}
 	w.mu.Lock()
-	w.children = append(w.children, cmd)
+	w.children = append(w.children, p)
 	w.mu.Unlock()
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	w.t.Cleanup(func() {
-		select {
-		case <-done:
-			return
-		default:
-		}
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			w.t.Errorf("%v ignored SIGTERM", cmd.Args)
-			_ = cmd.Process.Kill()
-			<-done
+	w.T.Cleanup(func() {
+		if p.Stop(15 * time.Second) {
+			w.T.Errorf("%v ignored SIGTERM", cmd.Args)
 		}
 	})
-}
-
-func (w *world) waitListening(limit time.Duration) {
-	w.t.Helper()
-	waitFor(w.t, limit, func() bool {
-		c, err := net.Dial("unix", w.socket)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, "the daemon to listen")
+	return p
 }
 
 // startSim starts an in-process simulated backend in its own state directory.
 func (w *world) startSim(opts backendsim.Options) *backendsim.Sim {
-	w.t.Helper()
+	w.T.Helper()
 	if opts.StateDir == "" {
-		opts.StateDir = filepath.Join(w.t.TempDir(), "resmon")
+		opts.StateDir = filepath.Join(w.T.TempDir(), "resmon")
 	}
 	s, err := backendsim.Start(opts)
 	if err != nil {
-		w.t.Fatal(err)
+		w.T.Fatal(err)
 	}
-	w.t.Cleanup(func() { _ = s.Stop() })
+	w.T.Cleanup(func() { _ = s.Stop() })
 	w.mu.Lock()
 	w.sims = append(w.sims, s)
 	w.mu.Unlock()
@@ -217,9 +153,9 @@ func (w *world) startSim(opts backendsim.Options) *backendsim.Sim {
 
 // restartSim restarts a simulator and records its new token.
 func (w *world) restartSim(s *backendsim.Sim, o backendsim.RestartOptions) {
-	w.t.Helper()
+	w.T.Helper()
 	if err := s.Restart(o); err != nil {
-		w.t.Fatal(err)
+		w.T.Fatal(err)
 	}
 	w.addToken(s.Token())
 }
@@ -231,21 +167,21 @@ type session struct {
 	w      *world
 	cs     *mcp.ClientSession
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 }
 
 func (w *world) connect(ctx context.Context, extraEnv ...string) *session {
-	w.t.Helper()
+	w.T.Helper()
 	s, err := w.tryConnect(ctx, extraEnv...)
 	if err != nil {
-		w.t.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
+		w.T.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
 	}
 	return s
 }
 
 func (w *world) tryConnect(ctx context.Context, extraEnv ...string) (*session, error) {
 	cmd := exec.Command(bin, "stdio")
-	cmd.Env = w.env(extraEnv...)
+	cmd.Env = w.Env(extraEnv...)
 	s := &session{w: w, cmd: cmd, stderr: w.output()}
 	cmd.Stderr = s.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
@@ -259,7 +195,7 @@ func (w *world) tryConnect(ctx context.Context, extraEnv ...string) (*session, e
 		return s, err
 	}
 	s.cs = cs
-	w.t.Cleanup(func() { _ = cs.Close() })
+	w.T.Cleanup(func() { _ = cs.Close() })
 	return s, nil
 }
 
@@ -291,18 +227,18 @@ var documented = map[string]bool{
 // call makes one tool call and checks the shape every answer must have: one text item with
 // a JSON object; an error has a documented code and a message.
 func (s *session) call(ctx context.Context, name string, args map[string]any) result {
-	s.w.t.Helper()
+	s.w.T.Helper()
 	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		return result{err: err}
 	}
 	if len(res.Content) != 1 {
-		s.w.t.Errorf("%s: %d content items", name, len(res.Content))
+		s.w.T.Errorf("%s: %d content items", name, len(res.Content))
 		return result{err: fmt.Errorf("bad shape")}
 	}
 	text, ok := res.Content[0].(*mcp.TextContent)
 	if !ok {
-		s.w.t.Errorf("%s: content is %T", name, res.Content[0])
+		s.w.T.Errorf("%s: content is %T", name, res.Content[0])
 		return result{err: fmt.Errorf("bad shape")}
 	}
 	out := s.w.output()
@@ -311,13 +247,13 @@ func (s *session) call(ctx context.Context, name string, args map[string]any) re
 	if err := json.Unmarshal([]byte(text.Text), &p); err != nil {
 		var anyv any
 		if json.Unmarshal([]byte(text.Text), &anyv) != nil {
-			s.w.t.Errorf("%s: payload is not JSON: %q", name, text.Text)
+			s.w.T.Errorf("%s: payload is not JSON: %q", name, text.Text)
 		}
 	}
 	r := result{isError: res.IsError, payload: p}
 	if r.isError {
 		if c := r.code(); !documented[c] || p["message"] == "" {
-			s.w.t.Errorf("%s: undocumented error payload %v", name, p)
+			s.w.T.Errorf("%s: undocumented error payload %v", name, p)
 		}
 	}
 	return r
@@ -325,10 +261,10 @@ func (s *session) call(ctx context.Context, name string, args map[string]any) re
 
 // must is call for a call that has to succeed.
 func (s *session) must(ctx context.Context, name string, args map[string]any) map[string]any {
-	s.w.t.Helper()
+	s.w.T.Helper()
 	r := s.call(ctx, name, args)
 	if r.err != nil || r.isError {
-		s.w.t.Fatalf("%s: %v %v", name, r.err, r.payload)
+		s.w.T.Fatalf("%s: %v %v", name, r.err, r.payload)
 	}
 	return r.payload
 }
@@ -342,7 +278,7 @@ func runtimeID(p map[string]any) string {
 // runStatus runs `resmongw status --json` and keeps its output as evidence.
 func (w *world) runStatus(ctx context.Context, extraEnv ...string) string {
 	cmd := exec.CommandContext(ctx, bin, "status", "--json")
-	cmd.Env = w.env(extraEnv...)
+	cmd.Env = w.Env(extraEnv...)
 	out, errb := w.output(), w.output()
 	cmd.Stdout, cmd.Stderr = out, errb
 	_ = cmd.Run()
@@ -354,25 +290,17 @@ func (w *world) runStatus(ctx context.Context, extraEnv ...string) string {
 // assertTokenFree: no token minted in this test appears in anything a process printed,
 // any tool result, any status output, the daemon log, or any harness config under HOME.
 func (w *world) assertTokenFree() {
-	var texts []string
-	for _, b := range w.outputs {
-		texts = append(texts, b.String())
+	var texts []testkit.Text
+	for i, b := range w.outputs {
+		texts = append(texts, testkit.Text{Name: "output " + strconv.Itoa(i), Body: b.String()})
 	}
-	_ = filepath.Walk(w.home, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.Mode().IsRegular() && fi.Size() < 64<<20 {
-			if b, err := os.ReadFile(p); err == nil {
-				texts = append(texts, string(b))
-			}
-		}
-		return nil
-	})
-	for _, tok := range w.tokens {
-		for _, s := range texts {
-			if strings.Contains(s, tok) {
-				w.t.Errorf("a backend token appears in the test's evidence (%d bytes searched)", len(s))
-				return
-			}
-		}
+	texts = append(texts, testkit.FilesUnder(w.Home)...)
+	leaks, err := testkit.TokenLeaks(w.tokens, texts...)
+	if err != nil {
+		w.T.Error(err)
+	}
+	if len(leaks) > 0 {
+		w.T.Errorf("a backend token appears in the test's evidence: %s", strings.Join(leaks, ", "))
 	}
 }
 
@@ -382,7 +310,7 @@ func (w *world) assertGuardRespected() {
 	for _, s := range w.sims {
 		for _, r := range s.Requests() {
 			if !strings.HasPrefix(r.Host, "127.0.0.1:") || r.Origin != "" || !r.HasAuth {
-				w.t.Errorf("request %s %s: Host %q Origin %q auth %v", r.Method, r.Path, r.Host, r.Origin, r.HasAuth)
+				w.T.Errorf("request %s %s: Host %q Origin %q auth %v", r.Method, r.Path, r.Host, r.Origin, r.HasAuth)
 			}
 		}
 	}
@@ -391,83 +319,24 @@ func (w *world) assertGuardRespected() {
 // assertNoLeaks: every child we started was reaped and no daemon of this test lives on.
 func (w *world) assertNoLeaks() {
 	for _, c := range w.children {
-		if c.ProcessState == nil {
-			w.t.Errorf("child %v was never reaped", c.Args)
+		if c.Cmd.ProcessState == nil {
+			w.T.Errorf("child %v was never reaped", c.Cmd.Args)
 		}
 	}
 	for _, pid := range w.daemons {
-		if alive(pid) {
-			w.t.Errorf("daemon %d outlived its test", pid)
+		if testkit.Alive(pid) {
+			w.T.Errorf("daemon %d outlived its test", pid)
 		}
 	}
-	if kids := childPIDs(); len(kids) > 0 {
-		w.t.Errorf("child processes left: %v", kids)
-	}
-}
-
-// childPIDs lists live (non-zombie) processes whose parent is this test binary.
-func childPIDs() []int {
-	ents, _ := os.ReadDir("/proc")
-	me := os.Getpid()
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 || i+2 >= len(s) {
-			continue
-		}
-		f := strings.Fields(s[i+2:])
-		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(me) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return syscall.Kill(pid, 0) == nil
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
-func waitGone(pid int, limit time.Duration) bool {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if !alive(pid) {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return !alive(pid)
-}
-
-func waitFor(t *testing.T, limit time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(25 * time.Millisecond)
+	if kids := testkit.ChildPIDs(); len(kids) > 0 {
+		w.T.Errorf("child processes left: %v", kids)
 	}
 }
 
 // eventually retries a tool call until ok accepts the result (bounded): the watcher needs a
 // moment to see file changes.
 func (s *session) eventually(ctx context.Context, limit time.Duration, name string, args map[string]any, ok func(result) bool, what string) result {
-	s.w.t.Helper()
+	s.w.T.Helper()
 	var last result
 	deadline := time.Now().Add(limit)
 	for {
@@ -476,32 +345,8 @@ func (s *session) eventually(ctx context.Context, limit time.Duration, name stri
 			return last
 		}
 		if time.Now().After(deadline) {
-			s.w.t.Fatalf("timed out after %v waiting for %s; last %s answer: %v %v", limit, what, name, last.payload, last.err)
+			s.w.T.Fatalf("timed out after %v waiting for %s; last %s answer: %v %v", limit, what, name, last.payload, last.err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func testCtx(t *testing.T, limit time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's writer goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/proxy/backendsim"
 )
@@ -24,7 +25,7 @@ import (
 func TestSecurityTokenNeverLeaves(t *testing.T) {
 	w := newWorld(t)
 	sim := w.startSim(backendsim.Options{})
-	ctx := testCtx(t, 120*time.Second)
+	ctx := testkit.Context(t, 120*time.Second)
 	s := w.connect(ctx, simEnv(sim)...) // autostarted daemon
 
 	for _, tool := range proxy.Tools {
@@ -53,26 +54,26 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 	// Harness configs: written into HOME, searched by the end-of-test check.
 	for _, h := range []string{"codex", "cursor", "claude-desktop"} {
 		cmd := exec.CommandContext(ctx, bin, "config", h, "--write", "--state-dir", sim.StateDir())
-		cmd.Env = w.env()
+		cmd.Env = w.Env()
 		cmd.Stdout, cmd.Stderr = w.output(), w.output()
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("config %s: %v", h, err)
 		}
 	}
 
-	fi, err := os.Stat(w.socket)
+	fi, err := os.Stat(w.Socket)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("socket mode %v (%v), want 0600", fi.Mode(), err)
 	}
-	di, err := os.Stat(filepath.Dir(w.socket))
+	di, err := os.Stat(filepath.Dir(w.Socket))
 	if err != nil || di.Mode().Perm() != 0o700 {
 		t.Fatalf("socket directory mode %v (%v), want 0700", di.Mode(), err)
 	}
 	if len(sim.Requests()) < 25 {
 		t.Fatalf("only %d backend requests recorded", len(sim.Requests()))
 	}
-	waitFor(t, 10*time.Second, func() bool {
-		b, _ := os.ReadFile(w.logFile())
+	testkit.WaitFor(t, 10*time.Second, func() bool {
+		b, _ := os.ReadFile(w.LogFile())
 		return strings.Contains(string(b), `"msg":"tool call"`)
 	}, "tool calls in the daemon log")
 }
@@ -84,7 +85,7 @@ func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
 	sim := w.startSim(backendsim.Options{})
-	ctx := testCtx(t, 60*time.Second)
+	ctx := testkit.Context(t, 60*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	s.must(ctx, "health", nil)
 	for _, key := range []string{"openai_api_key", "smtp_password", "API_TOKEN", "client_secret", "github_credential", "authHeader"} {
@@ -107,7 +108,7 @@ func TestBadInputDaemonSurvives(t *testing.T) {
 	w.startDaemon()
 	pid := w.daemonPID()
 	sim := w.startSim(backendsim.Options{})
-	ctx := testCtx(t, 120*time.Second)
+	ctx := testkit.Context(t, 120*time.Second)
 	bystander := w.connect(ctx, simEnv(sim)...)
 	bystander.must(ctx, "health", nil)
 
@@ -125,7 +126,7 @@ func TestBadInputDaemonSurvives(t *testing.T) {
 	}
 	for name, in := range inputs {
 		cmd := exec.CommandContext(ctx, bin, "stdio")
-		cmd.Env = w.env(simEnv(sim)...)
+		cmd.Env = w.Env(simEnv(sim)...)
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()
 		cmd.Stderr = w.output()
@@ -133,7 +134,7 @@ func TestBadInputDaemonSurvives(t *testing.T) {
 			t.Fatal(err)
 		}
 		go func() {
-			_, _ = io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bad","version":"1"}}}`+"\n")
+			_, _ = io.WriteString(stdin, testkit.InitializeRequest(`1`, "2025-06-18", "bad")+"\n")
 			_, _ = io.WriteString(stdin, in+"\n")
 			_ = stdin.Close()
 		}()
@@ -159,7 +160,7 @@ func TestBadInputDaemonSurvives(t *testing.T) {
 	}
 	fresh := w.connect(ctx, simEnv(sim)...)
 	fresh.must(ctx, "search_corpus", map[string]any{"query": "graph"})
-	if now := w.daemonPID(); now != pid || !alive(pid) {
+	if now := w.daemonPID(); now != pid || !testkit.Alive(pid) {
 		t.Fatalf("the daemon changed or died: pid %d -> %d", pid, now)
 	}
 }

@@ -195,6 +195,19 @@ func requiredStringArg(args map[string]any, key string) (string, *ToolError) {
 	return stringArg(args, key), nil
 }
 
+// requiredStringListArg reads a required array-of-strings argument: absent, null or "" is
+// the required error. The list is never nil, so an empty one goes to the backend as [].
+func requiredStringListArg(args map[string]any, key string) ([]string, *ToolError) {
+	if !hasArg(args, key) {
+		return nil, requiredError(key)
+	}
+	l, terr := stringListArg(args, key)
+	if terr == nil && l == nil {
+		l = []string{}
+	}
+	return l, terr
+}
+
 // stringListArg reads an array-of-strings argument. A single string is taken as a
 // one-element list (the reference turned it into a list of its characters).
 func stringListArg(args map[string]any, key string) ([]string, *ToolError) {

@@ -92,6 +92,25 @@ func TestStringListAndFlagArgs(t *testing.T) {
 	}
 }
 
+// A required list: absent, null and "" are the required error; an empty list stays an empty
+// (non-nil) list, so the backend gets [] rather than null.
+func TestRequiredStringListArg(t *testing.T) {
+	for _, args := range []map[string]any{{}, {"s": nil}, {"s": ""}} {
+		if l, te := requiredStringListArg(args, "s"); te == nil || te.Message != "'s' is required." || l != nil {
+			t.Errorf("%v → %v %v, want the required error", args, l, te)
+		}
+	}
+	if l, te := requiredStringListArg(map[string]any{"s": []any{}}, "s"); te != nil || l == nil || len(l) != 0 {
+		t.Errorf("empty list → %#v %v, want an empty non-nil list", l, te)
+	}
+	if l, te := requiredStringListArg(map[string]any{"s": "arxiv"}, "s"); te != nil || len(l) != 1 || l[0] != "arxiv" {
+		t.Errorf("single string → %v %v", l, te)
+	}
+	if _, te := requiredStringListArg(map[string]any{"s": []any{"a", 1}}, "s"); te == nil || te.Message != "'s' must be a list of strings." {
+		t.Errorf("a list with a number → %v", te)
+	}
+}
+
 func TestPyRepr(t *testing.T) {
 	cases := map[string]string{
 		"fuzzy":   `'fuzzy'`,

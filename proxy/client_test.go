@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/scrub"
 )
 
@@ -238,7 +239,7 @@ func TestClientTransportErrors(t *testing.T) {
 	t.Run("refused connection is not sent", func(t *testing.T) {
 		port := coreDeadPort(t)
 		base := "http://127.0.0.1:" + strconv.Itoa(port)
-		c := NewClient(&discovery.Backend{BaseURL: base, Port: port, Token: discovery.Token(coreToken(t))}, nil)
+		c := NewClient(&discovery.Backend{BaseURL: base, Port: port, Token: discovery.Token(testkit.NewToken(t))}, nil)
 		defer c.Close()
 		_, err := c.Call(ctx, &Request{Method: "POST", Path: "/api/routines", Body: map[string]any{}, Write: true})
 		te := coreToolErr(t, err)
@@ -314,7 +315,7 @@ func TestClientTransportErrors(t *testing.T) {
 func TestClient401MeansBackendGone(t *testing.T) {
 	f := newCoreFake(t, nil)
 	b := f.backend()
-	b.Token = discovery.Token(coreToken(t)) // a stale token from an earlier run
+	b.Token = discovery.Token(testkit.NewToken(t)) // a stale token from an earlier run
 	c := NewClient(b, nil)
 	defer c.Close()
 	_, err := c.Call(coreCtx(t), &Request{Path: "/api/health"})
@@ -440,7 +441,7 @@ func TestClientNeverLeaksToken(t *testing.T) {
 		errs = append(errs, err)
 	}
 	stale := f.backend()
-	stale.Token = discovery.Token(coreToken(t))
+	stale.Token = discovery.Token(testkit.NewToken(t))
 	sc := NewClient(stale, nil)
 	defer sc.Close()
 	_, err := sc.Call(ctx, &Request{Path: "/api/health"})

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // Helpers for the client/upstream/server tests. Names carry a "core" prefix so they cannot
@@ -28,36 +27,6 @@ func coreCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), coreTestTimeout)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-// coreToken returns a fresh, distinctive 43-character token like the backend's.
-func coreToken(t testing.TB) string {
-	t.Helper()
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// coreRuntimeID returns a random canonical UUID4.
-func coreRuntimeID(t testing.TB) string {
-	t.Helper()
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	const hex = "0123456789abcdef"
-	out := make([]byte, 0, 36)
-	for i, c := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out = append(out, '-')
-		}
-		out = append(out, hex[c>>4], hex[c&0xf])
-	}
-	return string(out)
 }
 
 // coreFake is a fake backend on 127.0.0.1: it checks the bearer token like the guard does,
@@ -76,7 +45,7 @@ type coreFake struct {
 
 func newCoreFake(t testing.TB, handle http.HandlerFunc) *coreFake {
 	t.Helper()
-	f := &coreFake{token: coreToken(t), runtimeID: coreRuntimeID(t), handle: handle}
+	f := &coreFake{token: testkit.NewToken(t), runtimeID: testkit.NewRuntimeID(t), handle: handle}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.requests.Add(1)
 		f.mu.Lock()

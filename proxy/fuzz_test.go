@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // documentedCodes is the contract's error model (six codes plus the two v2.3 identity codes).
@@ -91,22 +90,14 @@ func FuzzBackendResponse(f *testing.F) {
 		ctype  string
 		body   []byte
 	)
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, port := testkit.ServeLoopback(f, 0, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ctype != "" {
 			w.Header().Set("Content-Type", ctype)
 		}
 		w.WriteHeader(status)
 		_, _ = w.Write(body)
 	}))
-	srv.Listener.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
-	srv.Listener = ln
-	srv.Start()
 	f.Cleanup(srv.Close)
-	port := ln.Addr().(*net.TCPAddr).Port
 	client := NewClient(&discovery.Backend{BaseURL: srv.URL, Port: port, Token: discovery.Token(strings.Repeat("t", 43))},
 		&ClientOptions{RequestTimeout: 5 * time.Second})
 	f.Cleanup(client.Close)

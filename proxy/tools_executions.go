@@ -156,15 +156,9 @@ func toolRunSweep(ctx context.Context, api API, args map[string]any) (any, error
 	if terr != nil {
 		return nil, terr
 	}
-	if _, ok := args["sources"]; !ok || args["sources"] == nil || args["sources"] == "" {
-		return nil, requiredError("sources")
-	}
-	sources, terr := stringListArg(args, "sources")
+	sources, terr := requiredStringListArg(args, "sources")
 	if terr != nil {
 		return nil, terr
-	}
-	if sources == nil {
-		sources = []string{}
 	}
 	maxResults := int64(50)
 	if n, ok, terr := optionalIntArg(args, "max_results"); terr != nil {

@@ -182,22 +182,13 @@ func toolCreateRoutine(ctx context.Context, api API, args map[string]any) (any, 
 	if terr != nil {
 		return nil, terr
 	}
-	if !hasArg(args, "keywords") {
-		return nil, requiredError("keywords")
-	}
-	keywords, terr := stringListArg(args, "keywords")
+	keywords, terr := requiredStringListArg(args, "keywords")
 	if terr != nil {
 		return nil, terr
 	}
-	if !hasArg(args, "sources") {
-		return nil, requiredError("sources")
-	}
-	sources, terr := stringListArg(args, "sources")
+	sources, terr := requiredStringListArg(args, "sources")
 	if terr != nil {
 		return nil, terr
-	}
-	if sources == nil {
-		sources = []string{}
 	}
 	schedule, terr := requiredStringArg(args, "schedule")
 	if terr != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // patient options: any wait the code is not supposed to make would hit the test's context
@@ -159,7 +160,7 @@ func TestUpstreamRetriesReadOnceAcrossRestart(t *testing.T) {
 func TestUpstreamRetriesReadAfterTokenRotation(t *testing.T) {
 	f := newCoreFake(t, nil)
 	stale := f.backend()
-	stale.Token = discovery.Token(coreToken(t))
+	stale.Token = discovery.Token(testkit.NewToken(t))
 	src := newCoreSource()
 	src.set(stale, nil)
 	src.onRecheck = func() { src.set(f.backend(), nil) }
@@ -217,7 +218,7 @@ func TestUpstreamUnsentWriteIsNotRetriedEither(t *testing.T) {
 	port := coreDeadPort(t)
 	b := newCoreFake(t, nil)
 	src := newCoreSource()
-	src.set(&discovery.Backend{Port: port, Token: discovery.Token(coreToken(t))}, nil)
+	src.set(&discovery.Backend{Port: port, Token: discovery.Token(testkit.NewToken(t))}, nil)
 	src.onRecheck = func() { src.set(b.backend(), nil) }
 	u := NewUpstream(src, corePatient)
 	defer u.Close()

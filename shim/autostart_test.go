@@ -5,38 +5,20 @@ package shim_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // bin is resmongw, built once for these tests.
 var bin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "rgsbin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "resmongw")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/resmongw")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building resmongw:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.MainWithBinary(m, &bin, false, nil) }
 
 // fakeSystemctl records its arguments, one call a line; in "start" mode it starts the daemon
 // the way the unit would (`resmongw serve`, default socket) and succeeds, otherwise it fails.
@@ -63,11 +45,7 @@ type serviceWorld struct {
 func newServiceWorld(t *testing.T, unitInstalled bool, mode string) *serviceWorld {
 	t.Helper()
 	home := t.TempDir()
-	runtime, err := os.MkdirTemp("", "rgs") // short: the socket path must fit sun_path
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(runtime) })
+	runtime := testkit.ShortTempDir(t)
 	bindir := filepath.Join(home, "bin")
 	if err := os.MkdirAll(bindir, 0o755); err != nil {
 		t.Fatal(err)
@@ -116,18 +94,12 @@ func (w *serviceWorld) daemonArgs() []string {
 	return strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
 }
 
-func (w *serviceWorld) stopDaemon() {
-	b, err := os.ReadFile(w.lockFile())
-	if err != nil {
-		return
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return
-	}
-	_ = syscall.Kill(pid, syscall.SIGTERM)
-	for i := 0; i < 200 && syscall.Kill(pid, 0) == nil; i++ {
-		time.Sleep(25 * time.Millisecond)
+func (w *serviceWorld) stopDaemon() { stopDaemonOf(w.lockFile()) }
+
+// stopDaemonOf stops the daemon whose pid its lock file holds, if any.
+func stopDaemonOf(lock string) {
+	if pid, err := testkit.ReadPIDFile(lock); err == nil {
+		_ = testkit.StopPID(pid, 5*time.Second)
 	}
 }
 
@@ -150,7 +122,7 @@ func (w *serviceWorld) runShim(extraEnv ...string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "stdio")
 	cmd.Env = append(append([]string{}, w.env...), extraEnv...)
-	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":"boot","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	cmd.Stdin = strings.NewReader(testkit.InitializeRequest(`"boot"`, "2025-06-18", "t") + "\n")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -213,20 +185,12 @@ func TestAutostartWithoutServiceSpawnsDirectly(t *testing.T) {
 
 	p := newServiceWorld(t, true, "start")
 	private := filepath.Join(p.runtime, "private", "p.sock")
+	t.Cleanup(func() { stopDaemonOf(filepath.Join(filepath.Dir(private), "daemon.lock")) })
 	p.runShim("RESMONGW_SOCKET=" + private)
 	if calls := p.systemctlCalls(); calls != nil {
 		t.Fatalf("systemctl called for an explicit socket: %q", calls)
 	}
 	if _, err := os.Stat(private); err != nil {
 		t.Fatalf("no private daemon on %s: %v", private, err)
-	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(private), "daemon.lock"))
-	if err == nil {
-		if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-			for i := 0; i < 200 && syscall.Kill(pid, 0) == nil; i++ {
-				time.Sleep(25 * time.Millisecond)
-			}
-		}
 	}
 }

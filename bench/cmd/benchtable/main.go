@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/bench"
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 func main() { os.Exit(run()) }
@@ -58,7 +59,7 @@ func run() int {
 	bin := *binFlag
 	if bin == "" {
 		logf("building cmd/resmongw")
-		if bin, err = bench.Build(ctx, tmp); err != nil {
+		if bin, err = testkit.Build(ctx, tmp, false); err != nil {
 			logf("%v", err)
 			return 1
 		}

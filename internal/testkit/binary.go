@@ -1,0 +1,62 @@
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// buildLimit bounds one `go build` of the binary; a cold -race build on a busy machine is slow.
+const buildLimit = 10 * time.Minute
+
+// Build compiles cmd/resmongw into dir (with -race when race is set) and returns the binary's
+// path. Tests run the real binary a harness launches, not an in-process stand-in.
+func Build(ctx context.Context, dir string, race bool) (string, error) {
+	bin := filepath.Join(dir, "resmongw")
+	args := []string{"build", "-o", bin}
+	if race {
+		args = append(args, "-race")
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, "github.com/resmongw/resmongw/cmd/resmongw")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// MainWithBinary is a TestMain: it builds resmongw once into a directory of its own, sets *bin
+// to its path, runs the tests and, when they passed, afterPass (nil for none; its error fails
+// the run), then removes the binary and exits. The directory is world-readable so a helper
+// running as another user can execute the binary.
+func MainWithBinary(m *testing.M, bin *string, race bool, afterPass func() error) {
+	os.Exit(runWithBinary(m, bin, race, afterPass))
+}
+
+func runWithBinary(m *testing.M, bin *string, race bool, afterPass func() error) int {
+	dir, err := os.MkdirTemp("", "rgwbin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	_ = os.Chmod(dir, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), buildLimit)
+	*bin, err = Build(ctx, dir, race)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building resmongw:", err)
+		return 1
+	}
+	code := m.Run()
+	if code == 0 && afterPass != nil {
+		if err := afterPass(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	return code
+}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package testkit
+
+// Race is false without -race; see race_on.go.
+const Race = false

@@ -1,0 +1,39 @@
+package testkit
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// Context is a context for one test that ends after limit (or with the test).
+func Context(t testing.TB, limit time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Poll calls cond until it holds or ctx ends, and reports whether it held.
+func Poll(ctx context.Context, cond func() bool) bool {
+	for {
+		if cond() {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+// WaitFor polls cond for up to limit and fails the test, naming what it waited for, when
+// cond never held.
+func WaitFor(t testing.TB, limit time.Duration, cond func() bool, what string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	if !Poll(ctx, cond) && !cond() {
+		t.Fatalf("timed out after %v waiting for %s", limit, what)
+	}
+}

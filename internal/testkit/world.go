@@ -1,0 +1,60 @@
+package testkit
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// World is one user's private environment for one test: a home, a state home and a socket
+// path, and the environment that points resmongw's processes at them.
+type World struct {
+	T         testing.TB
+	Home      string
+	StateHome string
+	Socket    string
+}
+
+// NewWorld makes a world in the test's temporary directories, removed when the test ends.
+func NewWorld(t testing.TB) *World {
+	t.Helper()
+	home := t.TempDir()
+	return &World{T: t, Home: home, StateHome: filepath.Join(home, "state"),
+		Socket: filepath.Join(ShortTempDir(t), "run", "mcp.sock")}
+}
+
+// ShortTempDir is a temporary directory, removed when the test ends, whose path is short
+// enough for a socket in it: sun_path holds about 100 bytes, and t.TempDir's paths carry the
+// test's name.
+func ShortTempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "rg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// Env is a clean environment for the world's processes (nothing leaks in from the test
+// process but PATH), with extra appended.
+func (w *World) Env(extra ...string) []string {
+	return append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + w.Home,
+		"XDG_STATE_HOME=" + w.StateHome,
+		"RESMONGW_SOCKET=" + w.Socket,
+	}, extra...)
+}
+
+// LogFile is where the daemon logs under the world's state home.
+func (w *World) LogFile() string { return filepath.Join(w.StateHome, "resmongw", "resmongw.log") }
+
+// LockFile is the daemon's lock file, next to its socket.
+func (w *World) LockFile() string { return filepath.Join(filepath.Dir(w.Socket), "daemon.lock") }
+
+// DaemonPID is the pid the running daemon wrote into its lock file (0 when there is none).
+func (w *World) DaemonPID() int {
+	pid, _ := ReadPIDFile(w.LockFile())
+	return pid
+}
