@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // update_settings: the one tool that overwrites existing values. Four structural guards, each
@@ -20,14 +21,24 @@ var settingsGroups = []string{"ai", "assistant", "email", "embeddings", "cloud",
 
 const settingsGroupList = "ai, assistant, email, embeddings, cloud, storage, notifications"
 
-// settingsTurns holds one single-slot semaphore per allowed group (see toolUpdateSettings).
-var settingsTurns = func() map[string]chan struct{} {
-	m := make(map[string]chan struct{}, len(settingsGroups))
-	for _, g := range settingsGroups {
-		m[g] = make(chan struct{}, 1)
+// settingsTurns holds one single-slot semaphore per backend and group (see toolUpdateSettings).
+// The backend is the API value the tool was called with (the daemon's per-target upstream), so
+// a slow instance never holds up another instance's settings.
+var settingsTurns sync.Map // settingsTurnKey -> chan struct{}
+
+type settingsTurnKey struct {
+	api   any // the API when its dynamic type is comparable (every real one is a pointer), else nil
+	group string
+}
+
+func settingsTurn(api API, group string) chan struct{} {
+	key := settingsTurnKey{group: group}
+	if t := reflect.TypeOf(api); t != nil && t.Comparable() {
+		key.api = api
 	}
-	return m
-}()
+	turn, _ := settingsTurns.LoadOrStore(key, make(chan struct{}, 1))
+	return turn.(chan struct{})
+}
 
 // credentialWords: a key whose lower-cased name contains any of these is refused on its name.
 // Substring on purpose: a false refusal costs a trip to the app; a false pass leaks a secret.
@@ -83,7 +94,7 @@ func toolUpdateSettings(ctx context.Context, api API, args map[string]any) (any,
 	// One update per group at a time in this process: the answer is a before/after diff, and a
 	// session's calls run concurrently, so two writes to one group would each report the
 	// other's change as their own. (Changes made in the app meanwhile still show: they are real.)
-	turn := settingsTurns[group]
+	turn := settingsTurn(api, group)
 	select {
 	case turn <- struct{}{}:
 		defer func() { <-turn }()

@@ -102,12 +102,12 @@ func TestUpdateSettingsDiffIsNotAnotherCallsChange(t *testing.T) {
 }
 
 func TestUpdateSettingsWaitingTurnHonoursCancellation(t *testing.T) {
-	turn := settingsTurns["email"]
-	turn <- struct{}{} // someone else holds the group
+	b := &settingsBackend{values: map[string]any{"smtp_server": ""}}
+	turn := settingsTurn(b, "email")
+	turn <- struct{}{} // someone else holds the group on this backend
 	defer func() { <-turn }()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	b := &settingsBackend{values: map[string]any{"smtp_server": ""}}
 	_, err := toolUpdateSettings(ctx, b, map[string]any{"group": "email", "settings": map[string]any{"smtp_server": "x"}})
 	te, ok := err.(*ToolError)
 	if !ok || te.Code != CodeBackendUnavailable {
@@ -115,5 +115,23 @@ func TestUpdateSettingsWaitingTurnHonoursCancellation(t *testing.T) {
 	}
 	if len(b.log) != 0 {
 		t.Errorf("requests sent while waiting for the turn: %v", b.log)
+	}
+}
+
+// The turn is per backend: a group held on one instance does not hold up another instance.
+func TestUpdateSettingsTurnIsPerBackend(t *testing.T) {
+	busy := &settingsBackend{values: map[string]any{"smtp_server": ""}}
+	turn := settingsTurn(busy, "email")
+	turn <- struct{}{}
+	defer func() { <-turn }()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	other := &settingsBackend{values: map[string]any{"smtp_server": ""}}
+	out, err := toolUpdateSettings(ctx, other, map[string]any{"group": "email", "settings": map[string]any{"smtp_server": "x"}})
+	if err != nil {
+		t.Fatalf("another backend's update waited on the busy one: %v", err)
+	}
+	if got := sortedKeys(out.(map[string]any)["changed"].(map[string]any)); len(got) != 1 || got[0] != "smtp_server" {
+		t.Fatalf("changed = %v", got)
 	}
 }
