@@ -37,7 +37,7 @@ func (b *settingsBackend) Call(ctx context.Context, r *Request) (any, error) {
 			b.values[k] = v
 		}
 		b.mu.Unlock()
-		if first {
+		if first && b.putSeen != nil {
 			close(b.putSeen)
 			select {
 			case <-b.holdPUT:
