@@ -151,7 +151,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 
 	snippet := configSnippet(h, *name, entry)
 	if !*write {
-		printConfigPreview(stdout, h, *name, entry, target, snippet)
+		printConfigPreview(stdout, h, *name, entry, target, snippet, writeCommand(fs, h.name))
 		return 0
 	}
 	return writeHarnessConfig(stdout, stderr, h, *name, entry, target, *force)
@@ -165,13 +165,34 @@ func configSnippet(h *harness, name string, e jsonEntry) string {
 	return string(marshalPretty(map[string]any{"mcpServers": map[string]jsonEntry{name: e}}, "", "  ")) + "\n"
 }
 
-func printConfigPreview(w io.Writer, h *harness, name string, e jsonEntry, target, snippet string) {
+func printConfigPreview(w io.Writer, h *harness, name string, e jsonEntry, target, snippet, writeCmd string) {
 	if h.name == "claude-code" {
 		fmt.Fprintf(w, "Run this once to add %s to Claude Code for all your projects:\n\n  %s\n\n", name, claudeAddCommand(name, e))
-		fmt.Fprintf(w, "Or share it with one project: 'resmongw config claude-code --write' merges this into %s:\n\n%s", target, snippet)
+		fmt.Fprintf(w, "Or share it with one project: '%s' merges this into %s:\n\n%s", writeCmd, target, snippet)
 		return
 	}
-	fmt.Fprintf(w, "Add this to %s\n(or run again with --write to merge it in, with a backup):\n\n%s", target, snippet)
+	fmt.Fprintf(w, "Add this to %s\n(or run '%s' to merge it in, with a backup):\n\n%s", target, writeCmd, snippet)
+}
+
+// writeCommand is the command that writes what was just previewed: the same harness and flags,
+// plus --write, so following the hint literally writes the entry that was shown.
+func writeCommand(fs *flag.FlagSet, harnessName string) string {
+	parts := []string{"resmongw", "config", harnessName}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "write" {
+			return
+		}
+		v := f.Value.String()
+		if f.Name == "force" {
+			parts = append(parts, "--force")
+			return
+		}
+		if v == "" || strings.ContainsAny(v, " \t'\"\\$`") {
+			v = strconv.Quote(v)
+		}
+		parts = append(parts, "--"+f.Name, v)
+	})
+	return strings.Join(append(parts, "--write"), " ")
 }
 
 // claudeAddCommand is the `claude mcp add` line. -e goes after the name: the flag takes

@@ -21,7 +21,7 @@ Usage:
   resmongw status [--json]       what the daemon is connected to, and why not
   resmongw install|uninstall|start|stop|restart
                                  manage the per-user service (systemd user unit / launchd agent)
-  resmongw config <harness> [--write] [--force] [--state-dir DIR] [--port N]
+  resmongw config <harness> [--write] [--force] [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
                                  print or merge the harness entry (claude-code, codex, cursor, claude-desktop)
   resmongw dev backend [flags]   run the built-in resmon backend simulator (simulated data)
   resmongw version               print the version
