@@ -12,6 +12,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,7 +29,25 @@ const (
 	statusSettle  = discovery.ProbeTimeout + 2*time.Second
 	closeSessions = 3 * time.Second // graceful session close at shutdown, then force
 	forceWait     = 2 * time.Second
+
+	// Accept retry after a temporary error (EMFILE and the like), as net/http.Server does:
+	// a daemon out of descriptors must wait for some to free up, not exit or spin.
+	acceptRetryMin = 5 * time.Millisecond
+	acceptRetryMax = time.Second
+
+	// socketCheck is how often the daemon checks that its socket file is still the one it
+	// listens on; a removed or replaced file is re-created (we hold the lock, so the path is
+	// ours). Shims that find no socket while the lock is held wait longer than this.
+	socketCheck = 2 * time.Second
 )
+
+// listener is what the accept loop needs of a *net.UnixListener (a test wraps one to inject
+// accept errors).
+type listener interface {
+	AcceptUnix() (*net.UnixConn, error)
+	Close() error
+	SetUnlinkOnClose(bool)
+}
 
 // daemon is one running `resmongw serve`.
 type daemon struct {
@@ -37,7 +56,6 @@ type daemon struct {
 	started time.Time
 	log     *zap.Logger
 	sdkLog  *slog.Logger
-	ln      *net.UnixListener
 	targets *targets
 	// upstream configures every target's backend client (the request timeout); nil means
 	// the defaults.
@@ -45,11 +63,25 @@ type daemon struct {
 
 	ctx context.Context // lives until shutdown; parent of watchers and sessions
 
-	mu       sync.Mutex
+	// failed receives the error of an accept loop that stopped on its own (not because we
+	// closed its listener); ServeMain then exits 1 so the service manager restarts us. nil
+	// (tests) drops it.
+	failed chan error
+
+	mu      sync.Mutex
+	ln      listener    // the current listener; replaced when the socket file is re-created
+	lnFile  os.FileInfo // the socket file as we created it, to notice removal or replacement
+	closing bool        // shutdown has begun: the socket is no longer kept
+	// lockPath and lockFile are the lock file and what it was when we locked it: the socket
+	// is re-created only while that file is still the one we hold, so two daemons (after
+	// someone deleted the lock file) cannot take the path from each other in turns. Set
+	// before serving, read-only after.
+	lockPath string
+	lockFile os.FileInfo
 	sessions map[uint64]*session
-	conns    map[net.Conn]struct{} // every open connection, in any phase
+	conns    map[net.Conn]struct{} // every open connection, in any phase; nil once shutting down
 	nextID   atomic.Uint64
-	wg       sync.WaitGroup // connection handlers
+	wg       sync.WaitGroup // connection handlers; Add only under mu while conns != nil
 }
 
 // session is one harness connection serving MCP.
@@ -95,28 +127,60 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 	if outcome == "" {
 		outcome = "ok"
 	}
-	d.log.Info("tool call",
+	fields := make([]zap.Field, 0, 11)
+	if r.Requested != "" {
+		// Only for unknown tools, and already cut short by the proxy: a client-chosen string.
+		fields = append(fields, zap.String("requested", r.Requested))
+	}
+	d.log.Info("tool call", append(fields,
 		zap.String("tool", r.Tool), zap.Bool("write", r.Write), zap.String("target", t.key),
 		zap.Uint64("session", sid), zap.String("runtime_id", r.Info.RuntimeID),
 		zap.Uint64("generation", r.Info.Generation), zap.Duration("duration", r.Duration),
-		zap.String("outcome", outcome), zap.Bool("retried", r.Info.Retried))
+		zap.String("outcome", outcome), zap.Bool("retried", r.Info.Retried))...)
 }
 
-// serve accepts until the listener closes.
-func (d *daemon) serve() {
+// serve accepts on the current listener; see acceptLoop.
+func (d *daemon) serve() error {
+	d.mu.Lock()
+	ln := d.ln
+	d.mu.Unlock()
+	return d.acceptLoop(ln)
+}
+
+// acceptLoop accepts until ln is closed by us (nil) or fails for good (the error, also sent
+// to d.failed). Temporary errors are retried with a capped backoff.
+func (d *daemon) acceptLoop(ln listener) error {
+	var delay time.Duration
 	for {
-		c, err := d.ln.AcceptUnix()
+		c, err := ln.AcceptUnix()
 		if err != nil {
-			if !errors.Is(err, net.ErrClosed) {
-				d.log.Error("accept", zap.Error(err))
+			if errors.Is(err, net.ErrClosed) {
+				return nil
 			}
-			return
+			if temporaryAcceptError(err) {
+				delay = min(max(2*delay, acceptRetryMin), acceptRetryMax)
+				d.log.Warn("accept failed; retrying", zap.Error(err), zap.Duration("retry_in", delay))
+				select {
+				case <-time.After(delay):
+				case <-d.ctx.Done():
+					return nil
+				}
+				continue
+			}
+			d.log.Error("accept", zap.Error(err))
+			if d.failed != nil {
+				select {
+				case d.failed <- err:
+				default:
+				}
+			}
+			return err
 		}
+		delay = 0
 		if !d.track(c) {
 			c.Close()
-			return
+			return nil
 		}
-		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
 			defer d.untrack(c)
@@ -125,6 +189,21 @@ func (d *daemon) serve() {
 	}
 }
 
+// temporaryAcceptError reports whether an accept error is worth waiting out: out of
+// descriptors or memory, or a connection that died before we took it.
+func temporaryAcceptError(err error) bool {
+	for _, e := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
+		syscall.ECONNABORTED, syscall.EINTR, syscall.EAGAIN, syscall.EPROTO} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// track registers c and counts its handler in d.wg, both under d.mu, so no Add can follow
+// shutdown's Wait. It refuses once shutdown has begun.
 func (d *daemon) track(c net.Conn) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -132,6 +211,7 @@ func (d *daemon) track(c net.Conn) bool {
 		return false // shutting down
 	}
 	d.conns[c] = struct{}{}
+	d.wg.Add(1)
 	return true
 }
 
@@ -142,12 +222,87 @@ func (d *daemon) untrack(c net.Conn) {
 	d.mu.Unlock()
 }
 
+// setListener makes ln the current listener and remembers its socket file.
+func (d *daemon) setListener(ln listener) {
+	fi, err := os.Lstat(d.socket)
+	if err != nil {
+		fi = nil // checkSocket will re-create it
+	}
+	d.mu.Lock()
+	d.ln, d.lnFile = ln, fi
+	d.mu.Unlock()
+}
+
+// keepSocket re-creates the socket whenever its file is gone or replaced, until ctx ends.
+// Without it, deleting mcp.sock (a tmp cleaner, a user tidying up) leaves a daemon that holds
+// the lock, so no other can start, and that nobody can reach.
+func (d *daemon) keepSocket(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			d.checkSocket()
+		}
+	}
+}
+
+// checkSocket re-listens when the socket file is not the one we listen on.
+func (d *daemon) checkSocket() {
+	d.mu.Lock()
+	want, closing := d.lnFile, d.closing
+	d.mu.Unlock()
+	if closing {
+		return
+	}
+	fi, err := os.Lstat(d.socket)
+	if err == nil && want != nil && os.SameFile(fi, want) {
+		return
+	}
+	if d.lockPath != "" {
+		if cur, err := os.Stat(d.lockPath); err != nil || d.lockFile == nil || !os.SameFile(cur, d.lockFile) {
+			d.log.Error("the socket file is gone and so is our lock file; not re-creating the socket (restart the daemon)",
+				zap.String("socket", d.socket), zap.String("lock", d.lockPath))
+			return
+		}
+	}
+	d.log.Warn("the socket file was removed or replaced; listening on it again", zap.String("socket", d.socket))
+	ln, err := listenPrivate(d.socket)
+	if err != nil {
+		d.log.Error("re-listen", zap.Error(err))
+		return // tried again at the next check
+	}
+	fi, _ = os.Lstat(d.socket)
+	d.mu.Lock()
+	if d.closing { // shutdown began meanwhile: it closes d.ln, not this one
+		d.mu.Unlock()
+		_ = ln.Close()
+		return
+	}
+	old := d.ln
+	d.ln, d.lnFile = ln, fi
+	d.mu.Unlock()
+	// The old listener's path is now the new socket: closing must not unlink it.
+	old.SetUnlinkOnClose(false)
+	_ = old.Close()
+	go func() { _ = d.acceptLoop(ln) }()
+	d.log.Info("listening again", zap.String("socket", d.socket))
+}
+
 // handle checks the peer, reads the preamble and dispatches.
 func (d *daemon) handle(c *net.UnixConn) {
 	uid, pid, err := peerCred(c)
-	if err != nil || uid != os.Getuid() {
-		// Another user (or an unknowable one): say nothing, just close.
-		d.log.Warn("refused a connection from another user", zap.Int("uid", uid), zap.Int("pid", pid), zap.Error(err))
+	if err != nil {
+		// Usually a peer that already hung up (or a connection closed by shutdown): nobody to
+		// refuse, so not a warning about another user.
+		d.log.Info("connection dropped: peer credentials unreadable", zap.Error(err))
+		return
+	}
+	if uid != os.Getuid() {
+		// Another user: say nothing, just close.
+		d.log.Warn("refused a connection from another user", zap.Int("uid", uid), zap.Int("pid", pid))
 		return
 	}
 	_ = c.SetReadDeadline(time.Now().Add(preambleWait))
@@ -211,7 +366,7 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Pream
 		return
 	}
 	// The reader keeps br: bytes the shim sent right after the preamble are already in it.
-	tr := proxy.WrapTransport(&lineTransport{c: c, br: br}, proxy.Tools)
+	tr := proxy.WrapTransport(&lineTransport{c: c, br: br, drain: drainBound(d.upstream)}, proxy.Tools)
 	ss, err := t.server.Connect(context.WithValue(d.ctx, sessionKey{}, s), tr, nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))
@@ -255,11 +410,18 @@ func (d *daemon) removeSession(s *session) {
 // shutdown stops accepting, closes every session (gracefully, then by force), the targets,
 // and unlinks the socket, all within bounded time.
 func (d *daemon) shutdown() {
-	_ = d.ln.Close() // unlinks the socket
 	d.mu.Lock()
+	d.closing = true
+	ln, lnFile := d.ln, d.lnFile
 	sessions := d.sessions
 	d.sessions = nil
 	d.mu.Unlock()
+	// Close unlinks the socket path; if the file there is no longer ours (replaced in the
+	// last moments), leave it.
+	if fi, err := os.Lstat(d.socket); lnFile != nil && (err != nil || !os.SameFile(fi, lnFile)) {
+		ln.SetUnlinkOnClose(false)
+	}
+	_ = ln.Close()
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		wg.Add(1)

@@ -28,8 +28,9 @@ const RequestTimeoutEnv = "RESMONGW_REQUEST_TIMEOUT"
 // Version is the gateway's version, reported by status and `resmongw version`.
 var Version = "0.1.0-dev"
 
-// ServeMain runs `resmongw serve`: exit 0 after a signal-driven shutdown, 1 when another
-// daemon holds the lock or startup fails, 2 on bad flags.
+// ServeMain runs `resmongw serve`: exit 0 after a signal-driven shutdown (TERM, INT, HUP), 1
+// when another daemon holds the lock, startup fails or the listener fails for good (so a
+// service manager restarts it), 2 on bad flags.
 func ServeMain(args []string) int {
 	fs := flag.NewFlagSet("resmongw serve", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
@@ -77,6 +78,16 @@ func ServeMain(args []string) int {
 	}
 	defer closeLog()
 
+	// Caught from here on, before the socket exists: a signal that arrives as soon as a
+	// client can see the socket is handled once serving starts instead of killing us with the
+	// socket left behind. HUP too: a terminal closing under `serve`, or a supervisor's
+	// reload, must still flush the log and remove the socket. SIGPIPE is ignored: a write to
+	// a vanished stderr reader (--foreground under a pipe) must not kill the daemon.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	signal.Ignore(syscall.SIGPIPE)
+
 	// Order matters: private dir, then the lock, and only then touch the socket path, so a
 	// second daemon can never unlink the socket of the first.
 	dir := socketDir(socket)
@@ -84,7 +95,7 @@ func ServeMain(args []string) int {
 		log.Error("socket directory", zap.Error(err))
 		return failf("%v", err)
 	}
-	lock, err := acquireLock(filepath.Join(dir, "daemon.lock"))
+	lock, err := acquireLock(endpoint.LockFile(socket))
 	if err != nil {
 		var ar *errAlreadyRunning
 		if errors.As(err, &ar) {
@@ -118,28 +129,38 @@ func ServeMain(args []string) int {
 	defer cancel()
 	d := &daemon{
 		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: newSlogBridge(log),
-		ln: ln, ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
+		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
 		upstream: &proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}},
+		failed:   make(chan error, 1),
 	}
+	d.setListener(ln)
+	d.lockPath, d.lockFile = endpoint.LockFile(socket), lock.stat()
 	d.targets = &targets{m: map[string]*target{}, idleTTL: *idle, make: d.newTarget, log: log}
 	log.Info("daemon started", zap.String("version", Version), zap.Int("pid", os.Getpid()),
 		zap.String("socket", socket), zap.Duration("request_timeout", timeout))
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	defer signal.Stop(sigs)
-	served := make(chan struct{})
-	go func() { d.serve(); close(served) }()
-	select {
-	case sig := <-sigs:
-		log.Info("shutting down", zap.String("signal", sig.String()))
-	case <-served:
-		log.Error("listener stopped unexpectedly")
-	}
-	d.shutdown()
+	code := d.run(sigs, socketCheck)
 	cancel()
 	log.Info("daemon stopped")
-	return 0
+	return code
+}
+
+// run serves until a signal (0) or a listener failure (1), then shuts down.
+func (d *daemon) run(sigs <-chan os.Signal, checkEvery time.Duration) int {
+	go func() { _ = d.serve() }() // a failure arrives on d.failed
+	keepCtx, stopKeeping := context.WithCancel(d.ctx)
+	go d.keepSocket(keepCtx, checkEvery)
+	code := 0
+	select {
+	case sig := <-sigs:
+		d.log.Info("shutting down", zap.String("signal", sig.String()))
+	case err := <-d.failed:
+		d.log.Error("listener stopped unexpectedly; exiting so the service manager restarts the daemon", zap.Error(err))
+		code = 1
+	}
+	stopKeeping()
+	d.shutdown()
+	return code
 }
 
 func isTerminal(f *os.File) bool {

@@ -142,8 +142,8 @@ func FuzzJSONRPCLines(f *testing.F) {
 			_ = c.CloseWrite()
 			done <- err
 		}()
-		// drainWait (35 s) is the daemon's own bound for answers after a half-close; a fake
-		// backend answers at once, so anything near it is a hang.
+		// drainBound (over a minute by default) is the daemon's own bound for answers after a
+		// half-close; a fake backend answers at once, so anything near it is a hang.
 		sc := bufio.NewScanner(br)
 		sc.Buffer(nil, 32<<20)
 		pinged := false

@@ -26,10 +26,33 @@ const (
 	// keepBuffer is the largest read or write buffer a connection keeps between messages, so
 	// one huge message does not pin megabytes to an idle session.
 	keepBuffer = 64 << 10
-	// drainWait bounds how long answers to requests already read may still be written after
-	// the client half-closed (a tool call may take the backend's whole request timeout).
+	// drainWait is the default bound on how long answers to requests already read may still
+	// be written after the client half-closed; the daemon derives its own from the request
+	// timeout (drainBound).
 	drainWait = 35 * time.Second
+	// drainMargin is drainBound's slack over the longest a call can take.
+	drainMargin = 5 * time.Second
 )
+
+// drainBound is how long a half-closed session waits for the answers still owed: the longest
+// one tool call can take with these upstream options (the wait for the first discovery check,
+// a request, the wait for a new backend, and the read's one retry), plus a margin. A fixed
+// bound would cut off answers whenever --request-timeout is raised.
+func drainBound(o *proxy.UpstreamOptions) time.Duration {
+	timeout, retry, first := proxy.DefaultRequestTimeout, proxy.DefaultRetryWait, proxy.DefaultFirstCheckWait
+	if o != nil {
+		if o.Client != nil && o.Client.RequestTimeout > 0 {
+			timeout = o.Client.RequestTimeout
+		}
+		if o.RetryWait > 0 {
+			retry = o.RetryWait
+		}
+		if o.FirstCheckWait > 0 {
+			first = o.FirstCheckWait
+		}
+	}
+	return first + 2*timeout + retry + drainMargin
+}
 
 // lineTransport is the daemon's MCP transport on one accepted socket: newline-delimited
 // JSON-RPC, decoded with encoding/json. It replaces mcp.IOTransport because (a) the SDK's
@@ -37,12 +60,17 @@ const (
 // bad line (invalid JSON, a batch, an over-long line) ends an IOTransport session and drops
 // the answers still in flight; here such a line gets a JSON-RPC error and the session goes on.
 type lineTransport struct {
-	c  net.Conn
-	br *bufio.Reader // the preamble's reader: bytes the client sent after it are already here
+	c     net.Conn
+	br    *bufio.Reader // the preamble's reader: bytes the client sent after it are already here
+	drain time.Duration // bound on answers owed after a half-close; 0 means drainWait
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
-	return &lineConn{c: t.c, br: t.br, pending: map[jsonrpc.ID]struct{}{},
+	drain := t.drain
+	if drain <= 0 {
+		drain = drainWait
+	}
+	return &lineConn{c: t.c, br: t.br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
 		idle: make(chan struct{}, 1), closed: make(chan struct{})}, nil
 }
 
@@ -52,10 +80,11 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 // Half-close: when the shim sees stdin EOF it shuts down the socket's write side. The SDK
 // treats a read error as the end of the session and cancels the requests still running, so
 // `printf '<requests>' | resmongw stdio` would print nothing; Read therefore holds the EOF
-// back until every request read so far has been answered (or drainWait passes).
+// back until every request read so far has been answered (or the drain bound passes).
 type lineConn struct {
-	c  net.Conn
-	br *bufio.Reader
+	c     net.Conn
+	br    *bufio.Reader
+	drain time.Duration // see lineTransport.drain
 
 	line []byte // reader only: the frame being assembled
 
@@ -173,7 +202,11 @@ func (c *lineConn) readEnded(ctx context.Context, err error) error {
 }
 
 func (c *lineConn) waitIdle(ctx context.Context) {
-	deadline := time.NewTimer(drainWait)
+	d := c.drain
+	if d <= 0 {
+		d = drainWait
+	}
+	deadline := time.NewTimer(d)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()

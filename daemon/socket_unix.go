@@ -80,6 +80,18 @@ func acquireLock(path string) (*instanceLock, error) {
 	return &instanceLock{f: f}, nil
 }
 
+// stat describes the locked file (nil if unknown).
+func (l *instanceLock) stat() os.FileInfo {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	fi, err := l.f.Stat()
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
 // Release drops the lock. The file stays: removing it could let a second daemon lock a new
 // inode while a third still waits on the old one.
 func (l *instanceLock) Release() {

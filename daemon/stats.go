@@ -5,11 +5,18 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/resmongw/resmongw/proxy"
 )
 
 // latencyWindow is how many recent calls per tool the percentiles are computed over: a fixed
 // ring, so recording is O(1) and memory is bounded however long the daemon runs.
 const latencyWindow = 512
+
+// maxTrackedTools caps the per-tool entries of one target (each holds a 4 KiB ring). The proxy
+// already records every unknown name under proxy.UnknownTool; this is the second fence, should
+// a name ever come from anywhere else.
+const maxTrackedTools = 256
 
 // toolStats accumulates one tool's calls on one target.
 type toolStats struct {
@@ -35,6 +42,10 @@ func (s *callStats) record(tool, code, runtimeID string, d time.Duration, at tim
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.tools[tool]
+	if t == nil && len(s.tools) >= maxTrackedTools {
+		tool = proxy.UnknownTool
+		t = s.tools[tool]
+	}
 	if t == nil {
 		t = &toolStats{errors: map[string]uint64{}}
 		s.tools[tool] = t

@@ -46,13 +46,7 @@ func StatusMain(args []string) int {
 	st, err := fetchStatus(socket)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
-			if *asJSON {
-				b, _ := json.MarshalIndent(map[string]any{"running": false, "socket": socket, "ok": false}, "", "  ")
-				fmt.Println(string(b))
-			} else {
-				fmt.Printf("resmongw is not running (no daemon at %s).\n"+
-					"Start it with 'resmongw serve', or install the per-user service with 'resmongw install'.\n", socket)
-			}
+			notRunning(os.Stdout, socket, *asJSON, errors.Is(err, syscall.ENOENT), os.Getenv)
 			return statusNotRunning
 		}
 		fmt.Fprintln(os.Stderr, "resmongw status:", err)
@@ -68,6 +62,36 @@ func StatusMain(args []string) int {
 		return statusOK
 	}
 	return statusDegraded
+}
+
+// notRunning explains why no daemon answered at socket and what to do about it.
+func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(string) string) {
+	holder := 0
+	if noSocket {
+		holder = endpoint.LockHolder(socket)
+	}
+	installed := serviceInstalled(getenv)
+	if asJSON {
+		v := map[string]any{"running": holder > 0, "socket": socket, "ok": false, "service_installed": installed}
+		if holder > 0 {
+			v["pid"] = holder
+			v["socket_missing"] = true
+		}
+		b, _ := json.MarshalIndent(v, "", "  ")
+		fmt.Fprintln(w, string(b))
+		return
+	}
+	switch {
+	case holder > 0:
+		fmt.Fprintf(w, "resmongw is running but unreachable: %s.\n", endpoint.SocketGone(holder, socket))
+	case installed:
+		fmt.Fprintf(w, "resmongw is not running (no daemon at %s).\n"+
+			"The per-user service is installed: start it with 'resmongw start'. Or run 'resmongw serve' yourself;\n"+
+			"a harness running 'resmongw stdio' also starts it on demand.\n", socket)
+	default:
+		fmt.Fprintf(w, "resmongw is not running (no daemon at %s).\n"+
+			"Start it with 'resmongw serve', or install the per-user service with 'resmongw install'.\n", socket)
+	}
 }
 
 // fetchStatus asks the daemon, sending our own environment so our target is evaluated too.

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 // TargetFromEnv builds a Target from an os.Getenv-compatible lookup.
@@ -68,8 +67,11 @@ func xdgStateDir(t Target) string {
 // It is printable (paths quoted), so it can go in logs as is.
 func (t Target) Key() string {
 	r := t.Resolve()
-	port := strings.TrimSpace(t.Port)
-	if n, err := strconv.Atoi(port); err == nil {
+	// The same parser the candidates use: a value it refuses ("+36721", "0008742") must not
+	// share a watcher with the valid port it resembles, or one session's bad RESMON_PORT
+	// would decide what the other's good one gets.
+	port := ""
+	if n, ok := parsePort(t.Port); ok {
 		port = strconv.Itoa(n)
 	} else if t.Port != "" {
 		port = strconv.Quote(t.Port) // garbage stays distinct, and distinct from unset

@@ -151,6 +151,11 @@ func installService(p *servicePlatform, bin string, existing []byte, installed, 
 			action = "would replace (it differs)"
 		}
 		fmt.Fprintf(stdout, "%s %s:\n%s\nwould run:\n%s", action, p.filePath, p.rendered, indentLines(cmds))
+		// The check a real install starts with, so a dry run also tells whether it would work
+		// here. It only asks the service manager; nothing is written.
+		if err := p.preflight(); err != nil {
+			fmt.Fprintf(stderr, "warning: a real install would stop here:\n%v\n", err)
+		}
 		return 0
 	}
 	if err := p.preflight(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"path/filepath"
 
 	"github.com/kardianos/service"
 
@@ -22,7 +21,7 @@ func newPlatform(bin string) (*servicePlatform, error) {
 	if err != nil {
 		return nil, err
 	}
-	file := filepath.Join(home, "Library", "LaunchAgents", launchd.Label+".plist")
+	file := launchd.AgentPath(home) // the shim and status check this same path
 	return &servicePlatform{
 		kind:     "launchd agent",
 		filePath: file,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,7 +40,7 @@ func newPlatform(bin string) (*servicePlatform, error) {
 	}
 	return &servicePlatform{
 		kind:     "systemd user unit",
-		filePath: filepath.Join(home, ".config", "systemd", "user", systemd.UnitName),
+		filePath: systemd.UserUnitPath(home), // the shim checks this same path
 		rendered: unit,
 		config: &service.Config{
 			Name:        systemd.Name,

@@ -238,8 +238,12 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if _, err := os.Stat(f.unitPath()); !os.IsNotExist(err) {
 		t.Error("dry-run wrote the unit")
 	}
-	if c := f.calls(t); len(c) != 0 {
-		t.Errorf("dry-run ran systemctl: %q", c)
+	// Only the read-only preflight: nothing enabled, started or reloaded.
+	if c := f.calls(t); !sameCalls(c, []string{"--user show --property=Version"}) {
+		t.Errorf("dry-run ran systemctl beyond the preflight: %q", c)
+	}
+	if errOut != "" {
+		t.Errorf("dry-run warned with a working user manager: %s", errOut)
 	}
 }
 

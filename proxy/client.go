@@ -228,7 +228,7 @@ func (c *Client) failure(parent, rctx context.Context, err error, gotConn bool) 
 	}
 	if errors.Is(context.Cause(rctx), errRequestTimeout) {
 		if gotConn {
-			return transportError(c.base, "ReadTimeout", true)
+			return transportError(c.base, reasonReadTimeout, true)
 		}
 		return transportError(c.base, "ConnectTimeout", false)
 	}

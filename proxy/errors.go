@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/resmongw/resmongw/scrub"
 )
@@ -133,6 +134,25 @@ func transportError(base, reason string, sent bool) *ToolError {
 	e := NewError(CodeBackendUnavailable, MsgTransport, map[string]any{"tried": []string{base}, "reason": reason})
 	e.BackendGone = true
 	e.Sent = sent
+	return e
+}
+
+// reasonReadTimeout is detail.reason for a request sent whose answer did not come within the
+// request timeout (httpx's name).
+const reasonReadTimeout = "ReadTimeout"
+
+// MsgWriteTimedOut is the sentence for a write whose answer did not come in time: the backend
+// may still be applying it, so "restarted" would be a guess, and a wrong one.
+func MsgWriteTimedOut(timeout time.Duration) string {
+	return "resmon did not answer within " + timeout.String() + "; the change may or may not have taken effect. " +
+		"It was not sent again. Check with a read tool before trying again."
+}
+
+// writeTimedOut is what a write gets when it was sent and no answer came within timeout:
+// never replayed, outcome unknown, and the honest reason (detail.reason stays ReadTimeout).
+func writeTimedOut(cause *ToolError, timeout time.Duration) *ToolError {
+	e := writeInterrupted(cause)
+	e.Message = MsgWriteTimedOut(timeout)
 	return e
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -28,14 +29,39 @@ type ServerOptions struct {
 
 // CallRecord describes one finished tools/call.
 type CallRecord struct {
-	Tool     string
-	Write    bool
-	Duration time.Duration
-	Code     string // the error code; "" on success
-	Info     CallInfo
+	// Tool is the tool's name, or UnknownTool for a name the table does not have: the name
+	// is chosen by the client, so keying stats on it would let a client grow them without
+	// bound.
+	Tool string
+	// Requested is set only for an unknown tool: the name the client sent, cut to
+	// MaxRequestedName bytes (valid UTF-8), for a log line.
+	Requested string
+	Write     bool
+	Duration  time.Duration
+	Code      string // the error code; "" on success
+	Info      CallInfo
 }
 
 const methodCallTool = "tools/call"
+
+// UnknownTool is CallRecord.Tool for every call naming a tool the table does not have.
+const UnknownTool = "(unknown tool)"
+
+// MaxRequestedName bounds CallRecord.Requested.
+const MaxRequestedName = 64
+
+// shortName cuts a client-chosen name to MaxRequestedName bytes without splitting a rune,
+// and replaces invalid UTF-8, so it can go in a log line.
+func shortName(s string) string {
+	if len(s) > MaxRequestedName {
+		cut := MaxRequestedName
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.ToValidUTF8(s, "\ufffd")
+}
 
 // NewServer returns the resmon MCP server: every tool of the table registered with raw
 // arguments (validated by the tools themselves, exactly like the reference: unknown arguments
@@ -136,6 +162,8 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			rec := CallRecord{Tool: name, Duration: time.Since(start), Code: st.code}
 			if known {
 				rec.Write = t.RequiresConfirmation
+			} else {
+				rec.Tool, rec.Requested = UnknownTool, shortName(name)
 			}
 			callInfoMu.Lock()
 			rec.Info = st.info

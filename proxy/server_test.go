@@ -304,7 +304,8 @@ func TestServerOnCall(t *testing.T) {
 	if r := recs.recs[2]; r.Tool != "alpha_boom" || r.Code != CodeInternalError {
 		t.Fatalf("%+v", r)
 	}
-	if r := recs.recs[3]; r.Tool != "nope" || r.Code != CodeInvalidArgument || r.Write {
+	// An unknown tool is recorded under one bucket; the client's name only as Requested.
+	if r := recs.recs[3]; r.Tool != UnknownTool || r.Requested != "nope" || r.Code != CodeInvalidArgument || r.Write {
 		t.Fatalf("%+v", r)
 	}
 }

@@ -97,6 +97,10 @@ func (u *Upstream) Call(ctx context.Context, r *Request) (any, error) {
 	}
 	if r.Write {
 		if te.Sent {
+			if te.Detail["reason"] == reasonReadTimeout {
+				// The backend may still be working on it: say that, not "restarted".
+				return nil, writeTimedOut(te, c.opts.RequestTimeout)
+			}
 			return nil, writeInterrupted(te)
 		}
 		// Never reached the backend (refused connection, or the guard's 401), so nothing was

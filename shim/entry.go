@@ -21,11 +21,19 @@ import (
 // Bounds on waiting. A harness such as Codex gives a server 10 s to answer initialize, so the
 // whole connect path (autostart included) must fit well inside that.
 const (
-	autostartWait = 3 * time.Second  // how long to retry dialling a daemon we (or a sibling) started
-	replyWait     = 5 * time.Second  // how long the daemon may take to accept the preamble
-	drainWait     = 30 * time.Second // after the harness closed stdin, how long answers may still flow
-	parentPoll    = time.Second      // how often to check that our parent is still alive
+	autostartWait = 3 * time.Second // how long to retry dialling a daemon we (or a sibling) started
+	replyWait     = 5 * time.Second // how long the daemon may take to accept the preamble
+	parentPoll    = time.Second     // how often to check that our parent is still alive
+	// relistenWait is how long to keep dialling when the socket file is missing but a live
+	// daemon holds the lock: it re-creates the socket at its next check (every 2 s).
+	relistenWait = 5 * time.Second
 )
+
+// hungDaemonWait bounds how long answers may still flow after the harness closed stdin. The
+// daemon itself bounds that drain (from its request timeout) and then closes, which is what
+// normally ends us; this is only the safety net against a daemon that never does. A var so a
+// test can shorten it.
+var hungDaemonWait = 10 * time.Minute
 
 // Main runs the shim. Its stdout carries protocol bytes only; every diagnostic is one stderr line.
 func Main(args []string) int {
@@ -72,6 +80,16 @@ func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	conn, err := dial(path)
 	if err == nil || !daemonDown(err) {
 		return conn, err
+	}
+	if errors.Is(err, syscall.ENOENT) {
+		if pid := endpoint.LockHolder(path); pid > 0 {
+			// A daemon runs but its socket file was removed: it listens again shortly.
+			// Starting a second one would only fail on the lock.
+			if conn, err := dialUntil(path, relistenWait); err == nil || !daemonDown(err) {
+				return conn, err
+			}
+			return nil, errors.New(endpoint.SocketGone(pid, path))
+		}
 	}
 	if !autostart {
 		return nil, fmt.Errorf("the daemon is not running (no socket at %s); start it with 'resmongw serve' or install the service with 'resmongw install'", path)
@@ -214,9 +232,9 @@ func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
 			return fail(daemonEnded)
 		case <-stdinDone:
 			stdinDone = nil
-			drain = time.After(drainWait)
+			drain = time.After(hungDaemonWait)
 		case <-drain:
-			return 0 // the harness hung up and the daemon never closed; don't linger
+			return 0 // the harness hung up and the daemon never closed; don't linger forever
 		case <-sigs:
 			return 0
 		case <-tick.C:

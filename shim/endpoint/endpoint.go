@@ -54,15 +54,37 @@ type Reply struct {
 	Error    string `json:"error,omitempty"`
 }
 
-// CaptureEnv collects the forwarded variables that are set and non-empty.
+// pathKeys are the forwarded variables that name files. A relative one means relative to the
+// harness's working directory, which the daemon does not share, so CaptureEnv makes it
+// absolute here, on the harness's side.
+var pathKeys = map[string]bool{"RESMON_STATE_DIR": true, "RESMON_PORT_FILE": true, "RESMON_DB_PATH": true}
+
+// CaptureEnv collects the forwarded variables that are set and non-empty, with relative
+// RESMON_* paths made absolute against our working directory.
 func CaptureEnv(getenv func(string) string) map[string]string {
 	env := make(map[string]string, len(EnvKeys))
 	for _, k := range EnvKeys {
-		if v := getenv(k); v != "" {
-			env[k] = v
+		v := getenv(k)
+		if v == "" {
+			continue
 		}
+		if pathKeys[k] && !filepath.IsAbs(v) {
+			if abs, err := filepath.Abs(v); err == nil {
+				v = abs
+			}
+		}
+		env[k] = v
 	}
 	return env
+}
+
+// LockFile is the daemon's single-instance lock, next to its socket.
+func LockFile(socket string) string { return filepath.Join(filepath.Dir(socket), "daemon.lock") }
+
+// SocketGone is what the shim and status say when no socket file exists but a live daemon
+// holds the lock: it re-creates a removed socket at its next check.
+func SocketGone(pid int, socket string) string {
+	return fmt.Sprintf("pid %d holds the lock but its socket %s is gone; it will recreate it within a few seconds (or restart it)", pid, socket)
 }
 
 // Line encodes v as one JSON line.
