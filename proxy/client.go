@@ -83,7 +83,11 @@ func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
 		DialContext:           (&net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:          16,
 		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       30 * time.Second,
+		// Below uvicorn's 5 s keep-alive timeout, so we drop an idle connection before the
+		// backend does: a POST sent on a connection the server is closing fails with EOF, and
+		// Go cannot retry it (it may have been processed), which would turn into a false
+		// "outcome unknown" for a write.
+		IdleConnTimeout:       4 * time.Second,
 		ResponseHeaderTimeout: 0, // bounded by the request context instead
 		DisableCompression:    true,
 	}
@@ -158,7 +162,9 @@ func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
 	}
 	defer resp.Body.Close()
 
-	if resp.StatusCode >= 400 {
+	// resmon never redirects a route the tools call (redirects are not followed); a 3xx is as
+	// unexpected as a 405 and must not turn into an empty success.
+	if resp.StatusCode >= 300 {
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		if err != nil && len(body) == 0 {
 			// The status alone decides the code; a torn body only loses the detail.

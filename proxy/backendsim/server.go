@@ -236,7 +236,9 @@ func writeFault(w *statusWriter, f *Fault) {
 	case f.MalformedJSON:
 		body = `{"detail": "trunc`
 	case body == "" && status >= 500:
-		body = `{"detail":"Internal Server Error"}`
+		// Starlette's own 500 for an unhandled exception is plain text, not JSON.
+		writeReply(w, &reply{status: status, raw: []byte("Internal Server Error"), ctype: "text/plain; charset=utf-8"})
+		return
 	case body == "":
 		body = `{"detail":"Simulated fault"}`
 	}

@@ -133,6 +133,7 @@ func (s *Sim) startLocked(port int, inPlace bool) error {
 	inst.srv = &http.Server{
 		Handler:           s.handler(inst),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       5 * time.Second, // uvicorn's default keep-alive timeout
 		ErrorLog:          nil,
 	}
 	s.inst = inst
