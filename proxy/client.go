@@ -79,10 +79,10 @@ func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
 		base = "http://127.0.0.1:" + strconv.Itoa(b.Port)
 	}
 	t := &http.Transport{
-		Proxy:                 nil, // never route loopback traffic through an environment proxy
-		DialContext:           (&net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:          16,
-		MaxIdleConnsPerHost:   16,
+		Proxy:               nil, // never route loopback traffic through an environment proxy
+		DialContext:         (&net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        16,
+		MaxIdleConnsPerHost: 16,
 		// Below uvicorn's 5 s keep-alive timeout, so we drop an idle connection before the
 		// backend does: a POST sent on a connection the server is closing fails with EOF, and
 		// Go cannot retry it (it may have been processed), which would turn into a false
