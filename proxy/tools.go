@@ -136,7 +136,7 @@ var Tools = []Tool{
 		Description: "One analytics summary of the corpus: overview, volume, sources, keywords, routine-health or discovery-lag.",
 		InputSchema: sObject(schemaProps{
 			"view":   sEnum("Which summary.", analyticsViewNames()...),
-			"window": sString("Optional time window."),
+			"window": sString("Optional time window, passed to resmon (resmon 2.3 answers for its whole history and ignores it)."),
 		}, "view"),
 		Handler: toolGetAnalytics,
 	},
@@ -144,7 +144,7 @@ var Tools = []Tool{
 		Name: "get_watchdog_findings",
 		Description: "Problems the watchdog sees with sources and routines, each labelled broken or unusual with what to do " +
 			"and the thresholds used, plus what it has too little data to judge.",
-		InputSchema: sObject(schemaProps{"include_muted": sBool("Also list muted findings.")}),
+		InputSchema: sObject(schemaProps{"include_muted": sBool("Also list findings the user muted (left out otherwise; counts.muted says how many).")}),
 		Handler:     toolGetWatchdogFindings,
 	},
 	{

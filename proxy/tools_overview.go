@@ -105,6 +105,23 @@ func toolGetWatchdogFindings(ctx context.Context, api API, args map[string]any) 
 	if muted {
 		q = url.Values{"include_muted": {"true"}}
 	}
-	// Passed through whole: the watchdog's own list of what it cannot judge must reach the caller.
-	return callGet(ctx, api, "/api/watchdog", q)
+	// Passed through whole — the watchdog's own list of what it cannot judge must reach the
+	// caller — except that resmon 2.3 ignores include_muted and always lists muted findings, so
+	// they are left out here unless asked for (counts.muted still says how many there are).
+	res, err := callGet(ctx, api, "/api/watchdog", q)
+	if err != nil || muted {
+		return res, err
+	}
+	if body := valMap(res); body != nil {
+		if findings, ok := body["findings"].([]any); ok {
+			kept := make([]any, 0, len(findings))
+			for _, f := range findings {
+				if !pyTruthy(valMap(f)["muted"]) {
+					kept = append(kept, f)
+				}
+			}
+			body["findings"] = kept
+		}
+	}
+	return res, nil
 }

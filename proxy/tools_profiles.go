@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"sort"
 	"strconv"
@@ -33,7 +34,12 @@ func toolListWatchProfiles(ctx context.Context, api API, args map[string]any) (a
 	limit, offset := limitArg(args), offsetArg(args)
 	var q url.Values
 	if kind := strings.TrimSpace(stringArg(args, "kind")); kind != "" {
-		q = url.Values{"kind": {kind}} // the backend judges the kind and names the valid ones
+		// The backend answers an unknown kind with an empty list, which a caller would report
+		// as "no profiles": refuse it here instead, naming the kinds there are.
+		if kind != "person" && kind != "institution" && kind != "group" {
+			return nil, InvalidArgument(fmt.Sprintf("Unknown kind %s. Use one of: person, institution, group.", pyRepr(kind)))
+		}
+		q = url.Values{"kind": {kind}}
 	}
 	res, err := callGet(ctx, api, "/api/profiles", q)
 	if err != nil {

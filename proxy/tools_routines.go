@@ -85,8 +85,14 @@ func toolGetRoutine(ctx context.Context, api API, args map[string]any) (any, err
 		return res, nil
 	}
 	// The coverage audit is an extra: when it cannot be had, the routine still is.
-	if cov, err := callGet(ctx, api, idPath("/api/routines/%d/coverage", id), nil); err == nil {
+	if cov, err := callGet(ctx, api, idPath("/api/routines/%d/coverage", id), nil); err == nil && valMap(cov)["summary"] != nil {
 		c := valMap(cov)
+		// A missing lower-bound flag is unknown (null), not "exact": "63" and "at least 63"
+		// are different facts.
+		var lowerBound any
+		if v, ok := c["missed_in_corpus_total_is_lower_bound"]; ok && v != nil {
+			lowerBound = pyTruthy(v)
+		}
 		routine["coverage"] = map[string]any{
 			"summary":                               c["summary"],
 			"intent":                                c["intent"],
@@ -95,7 +101,7 @@ func toolGetRoutine(ctx context.Context, api API, args map[string]any) (any, err
 			"results_embedded":                      c["results_embedded"],
 			"off_target_count":                      c["off_target_total"],
 			"missed_in_corpus_count":                c["missed_in_corpus_total"],
-			"missed_in_corpus_count_is_lower_bound": pyTruthy(c["missed_in_corpus_total_is_lower_bound"]),
+			"missed_in_corpus_count_is_lower_bound": lowerBound,
 			"reason":                                c["reason"],
 			"cannot_see":                            c["cannot_see"],
 		}
