@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // Mode names, in the order the overhead table lists them. The go-sdk rows use the MCP SDK's
@@ -244,7 +244,7 @@ func MeasureSwap(ctx context.Context, w *World, n int, newPort bool) (SwapResult
 	}
 	lat := make([]time.Duration, 0, n)
 	for range n {
-		if err := w.Sim.Restart(backendsim.RestartOptions{NewPort: newPort}); err != nil {
+		if err := w.Sim.Restart(resmonsim.RestartOptions{NewPort: newPort}); err != nil {
 			return r, err
 		}
 		landed := time.Now()

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // BudgetBytes is the size above which a tool's default answer needs a reason (issue 7).
@@ -27,7 +27,7 @@ type ToolSize struct {
 // filled from the seeded corpus) on a fresh simulator in dir, reads before writes, and one row
 // per analytics view. The first row is tools/list itself, which every session pays once.
 func MeasureToolSizes(ctx context.Context, dir string) ([]ToolSize, error) {
-	sim, err := backendsim.Start(backendsim.Options{StateDir: filepath.Join(dir, "sizes-resmon")})
+	sim, err := resmonsim.Start(resmonsim.Options{StateDir: filepath.Join(dir, "sizes-resmon")})
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
@@ -34,7 +34,7 @@ const Protocol = "2025-11-25"
 type World struct {
 	Dir    string
 	Bin    string
-	Sim    *backendsim.Sim
+	Sim    *resmonsim.Sim
 	Socket string
 	Daemon *testkit.Proc
 	// DaemonEnv is added to the daemon's environment (e.g. GOGC=400 to try a GC setting;
@@ -58,7 +58,7 @@ func NewWorld(bin string, daemonEnv ...string) (*World, error) {
 			return nil, err
 		}
 	}
-	if w.Sim, err = backendsim.Start(backendsim.Options{StateDir: filepath.Join(dir, "resmon")}); err != nil {
+	if w.Sim, err = resmonsim.Start(resmonsim.Options{StateDir: filepath.Join(dir, "resmon")}); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func closeOnce(c *net.UnixConn) error {
 // InProcSession serves the tools from an MCP server in this process (watcher, upstream,
 // server, wire wrapper: everything the daemon runs per target) over an in-memory pipe: the
 // gateway without the socket, the shim or another process.
-func InProcSession(ctx context.Context, sim *backendsim.Sim) (*Session, error) {
+func InProcSession(ctx context.Context, sim *resmonsim.Sim) (*Session, error) {
 	// HOME only matters when RESMON_STATE_DIR is unset; point it next to the state dir anyway
 	// so nothing ever looks at the real home.
 	target := discovery.TargetFromEnv(lookup([]string{"RESMON_STATE_DIR=" + sim.StateDir(), "HOME=" + filepath.Dir(sim.StateDir())}))
@@ -279,7 +279,7 @@ type DirectHTTP struct {
 }
 
 // NewDirectHTTP targets sim's current instance.
-func NewDirectHTTP(sim *backendsim.Sim) *DirectHTTP {
+func NewDirectHTTP(sim *resmonsim.Sim) *DirectHTTP {
 	return &DirectHTTP{client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
 		url: sim.BaseURL() + "/api/health", token: sim.Token()}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // bin is the resmongw binary under test, built once (with -race under `go test -race`, so the
@@ -76,9 +76,9 @@ func (d *daemonProc) stop(t testing.TB) error {
 }
 
 // sim starts an in-process simulated backend in its own state directory.
-func startSim(t *testing.T) *backendsim.Sim {
+func startSim(t *testing.T) *resmonsim.Sim {
 	t.Helper()
-	s, err := backendsim.Start(backendsim.Options{StateDir: filepath.Join(t.TempDir(), "resmon")})
+	s, err := resmonsim.Start(resmonsim.Options{StateDir: filepath.Join(t.TempDir(), "resmon")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func startSim(t *testing.T) *backendsim.Sim {
 	return s
 }
 
-func simEnv(s *backendsim.Sim) []string { return []string{"RESMON_STATE_DIR=" + s.StateDir()} }
+func simEnv(s *resmonsim.Sim) []string { return []string{"RESMON_STATE_DIR=" + s.StateDir()} }
 
 // shimSession is a harness: a go-sdk client that launched `resmongw stdio`.
 type shimSession struct {

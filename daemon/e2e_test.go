@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // The first shim finds no daemon, starts one detached, and is served by it; the daemon
@@ -133,7 +133,7 @@ func TestBackendRestartMidSession(t *testing.T) {
 	first := healthRuntimeID(ctx, t, s.cs)
 	for _, newPort := range []bool{false, true} {
 		oldPort := sim.Port()
-		if err := sim.Restart(backendsim.RestartOptions{NewPort: newPort}); err != nil {
+		if err := sim.Restart(resmonsim.RestartOptions{NewPort: newPort}); err != nil {
 			t.Fatal(err)
 		}
 		if newPort == (sim.Port() == oldPort) {
@@ -423,7 +423,7 @@ func TestLogFilePrivateAndTokenFree(t *testing.T) {
 	tokens := []string{sim.Token()}
 	healthRuntimeID(ctx, t, s.cs)
 	call(ctx, t, s.cs, "search_corpus", map[string]any{"query": "graph"})
-	if err := sim.Restart(backendsim.RestartOptions{}); err != nil {
+	if err := sim.Restart(resmonsim.RestartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tokens = append(tokens, sim.Token())

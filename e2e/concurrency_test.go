@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // 50 harness sessions (50 shim processes) each keep calling, reads and a write, while the
@@ -20,7 +20,7 @@ func TestFault50SessionsDuringRestart(t *testing.T) {
 	const sessions, rounds = 50, 6
 	w := newWorld(t)
 	w.startDaemon()
-	sim := w.startSim(backendsim.Options{})
+	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 150*time.Second)
 	minted := map[string]bool{sim.RuntimeID(): true}
 
@@ -71,10 +71,10 @@ func TestFault50SessionsDuringRestart(t *testing.T) {
 		}()
 	}
 	<-startRestarts
-	w.restartSim(sim, backendsim.RestartOptions{})
+	w.restartSim(sim, resmonsim.RestartOptions{})
 	minted[sim.RuntimeID()] = true
 	time.Sleep(200 * time.Millisecond) // let some calls land on the second instance
-	w.restartSim(sim, backendsim.RestartOptions{NewPort: true})
+	w.restartSim(sim, resmonsim.RestartOptions{NewPort: true})
 	minted[sim.RuntimeID()] = true
 	wg.Wait()
 
@@ -117,7 +117,7 @@ func TestFault50SessionsDuringRestart(t *testing.T) {
 // serves at once.
 func TestFaultDaemonSIGKILL(t *testing.T) {
 	w := newWorld(t)
-	sim := w.startSim(backendsim.Options{})
+	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 90*time.Second)
 	a := w.connect(ctx, simEnv(sim)...) // autostarts the daemon
 	b := w.connect(ctx, simEnv(sim)...)

@@ -18,7 +18,7 @@ import (
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 func ok(r result) bool { return r.err == nil && !r.isError }
@@ -26,7 +26,7 @@ func ok(r result) bool { return r.err == nil && !r.isError }
 func unavailable(r result) bool { return r.code() == proxy.CodeBackendUnavailable }
 
 // posts counts the write requests a simulator received on a path.
-func posts(s *backendsim.Sim, path string) int {
+func posts(s *resmonsim.Sim, path string) int {
 	n := 0
 	for _, r := range s.Requests() {
 		if r.Method == "POST" && r.Path == path {
@@ -43,7 +43,7 @@ func posts(s *backendsim.Sim, path string) int {
 func TestFaultBackendKilledMidCall(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
-	sim := w.startSim(backendsim.Options{})
+	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 90*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	old := runtimeID(s.must(ctx, "health", nil))
@@ -67,7 +67,7 @@ func TestFaultBackendKilledMidCall(t *testing.T) {
 		t.Fatalf("interrupted write says %q", msg)
 	}
 	sim.SetDelay(0)
-	w.restartSim(sim, backendsim.RestartOptions{}) // the app comes back: new token, new runtime id
+	w.restartSim(sim, resmonsim.RestartOptions{}) // the app comes back: new token, new runtime id
 	r := s.eventually(ctx, 20*time.Second, "health", nil, ok, "the restarted backend")
 	if got := runtimeID(r.payload); got != sim.RuntimeID() || got == old {
 		t.Fatalf("served by %s, want the new instance %s (old %s)", got, sim.RuntimeID(), old)
@@ -82,11 +82,11 @@ func TestFaultBackendKilledMidCall(t *testing.T) {
 func TestFaultBackendRestartSameAndNewPort(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
-	sim := w.startSim(backendsim.Options{})
+	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 90*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	seen := map[string]bool{runtimeID(s.must(ctx, "health", nil)): true}
-	for _, o := range []backendsim.RestartOptions{{}, {NewPort: true}, {InPlace: true}} {
+	for _, o := range []resmonsim.RestartOptions{{}, {NewPort: true}, {InPlace: true}} {
 		oldPort := sim.Port()
 		w.restartSim(sim, o)
 		if o.NewPort == (sim.Port() == oldPort) {
@@ -111,7 +111,7 @@ func TestFaultBackendRestartSameAndNewPort(t *testing.T) {
 func TestFaultStaleTokenFile(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
-	sim := w.startSim(backendsim.Options{})
+	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 90*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	s.must(ctx, "health", nil)
@@ -138,7 +138,7 @@ func TestFaultStaleTokenFile(t *testing.T) {
 	if !saw401 {
 		t.Fatal("the simulator never saw the stale token refused")
 	}
-	w.restartSim(sim, backendsim.RestartOptions{})
+	w.restartSim(sim, resmonsim.RestartOptions{})
 	if got := runtimeID(s.eventually(ctx, 20*time.Second, "health", nil, ok, "recovery").payload); got != sim.RuntimeID() {
 		t.Fatalf("recovered onto %s, want %s", got, sim.RuntimeID())
 	}
@@ -150,8 +150,8 @@ func TestFaultStaleTokenFile(t *testing.T) {
 func TestFaultPortFile(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
-	sim := w.startSim(backendsim.Options{})
-	dead := backendsim.Options{StateDir: filepath.Join(t.TempDir(), "other")}
+	sim := w.startSim(resmonsim.Options{})
+	dead := resmonsim.Options{StateDir: filepath.Join(t.TempDir(), "other")}
 	other := w.startSim(dead) // a live backend in another state dir must never answer for ours
 	deadPort := other.Port()
 	if err := other.Stop(); err != nil {
@@ -211,7 +211,7 @@ func TestFaultPortFile(t *testing.T) {
 func TestFaultStateDirDeletedAndRecreated(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
-	sim := w.startSim(backendsim.Options{})
+	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 90*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	s.must(ctx, "health", nil)
@@ -225,7 +225,7 @@ func TestFaultStateDirDeletedAndRecreated(t *testing.T) {
 	if err := os.MkdirAll(sim.StateDir(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	w.restartSim(sim, backendsim.RestartOptions{NewPort: true})
+	w.restartSim(sim, resmonsim.RestartOptions{NewPort: true})
 	if got := runtimeID(s.eventually(ctx, 20*time.Second, "health", nil, ok, "the recreated state dir").payload); got != sim.RuntimeID() {
 		t.Fatalf("recovered onto %s, want %s", got, sim.RuntimeID())
 	}
@@ -276,8 +276,8 @@ func TestFaultBackendProcessSIGKILL(t *testing.T) {
 func TestFaultSlowBackend(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
-	slow := w.startSim(backendsim.Options{})
-	fast := w.startSim(backendsim.Options{})
+	slow := w.startSim(resmonsim.Options{})
+	fast := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 90*time.Second)
 	a := w.connect(ctx, simEnv(slow)...)
 	b := w.connect(ctx, simEnv(fast)...)

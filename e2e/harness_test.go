@@ -17,7 +17,7 @@ import (
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // bin is the resmongw binary under test, built once; its directory is world-readable so a
@@ -42,7 +42,7 @@ type world struct {
 	mu       sync.Mutex
 	outputs  []*testkit.SyncBuffer // every stdout/stderr of every process, every status output, every tool result
 	tokens   []string              // every token a simulator minted or we planted
-	sims     []*backendsim.Sim
+	sims     []*resmonsim.Sim
 	daemons  []int           // pids of daemons seen (started by us or autostarted)
 	children []*testkit.Proc // every process we started
 }
@@ -134,12 +134,12 @@ func (w *world) start(cmd *exec.Cmd) *testkit.Proc {
 }
 
 // startSim starts an in-process simulated backend in its own state directory.
-func (w *world) startSim(opts backendsim.Options) *backendsim.Sim {
+func (w *world) startSim(opts resmonsim.Options) *resmonsim.Sim {
 	w.T.Helper()
 	if opts.StateDir == "" {
 		opts.StateDir = filepath.Join(w.T.TempDir(), "resmon")
 	}
-	s, err := backendsim.Start(opts)
+	s, err := resmonsim.Start(opts)
 	if err != nil {
 		w.T.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func (w *world) startSim(opts backendsim.Options) *backendsim.Sim {
 }
 
 // restartSim restarts a simulator and records its new token.
-func (w *world) restartSim(s *backendsim.Sim, o backendsim.RestartOptions) {
+func (w *world) restartSim(s *resmonsim.Sim, o resmonsim.RestartOptions) {
 	w.T.Helper()
 	if err := s.Restart(o); err != nil {
 		w.T.Fatal(err)
@@ -160,7 +160,7 @@ func (w *world) restartSim(s *backendsim.Sim, o backendsim.RestartOptions) {
 	w.addToken(s.Token())
 }
 
-func simEnv(s *backendsim.Sim) []string { return []string{"RESMON_STATE_DIR=" + s.StateDir()} }
+func simEnv(s *resmonsim.Sim) []string { return []string{"RESMON_STATE_DIR=" + s.StateDir()} }
 
 // session is a harness: a go-sdk client that launched `resmongw stdio`.
 type session struct {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // A full run through every tool, a restart, a stale token, status, and a harness config
@@ -24,7 +24,7 @@ import (
 // loopback Host and no Origin (also checked at the end of every other test).
 func TestSecurityTokenNeverLeaves(t *testing.T) {
 	w := newWorld(t)
-	sim := w.startSim(backendsim.Options{})
+	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 120*time.Second)
 	s := w.connect(ctx, simEnv(sim)...) // autostarted daemon
 
@@ -40,7 +40,7 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 			t.Fatalf("status --json is not JSON: %q", out)
 		}
 	}
-	w.restartSim(sim, backendsim.RestartOptions{})
+	w.restartSim(sim, resmonsim.RestartOptions{})
 	s.eventually(ctx, 20*time.Second, "health", nil, ok, "the restarted backend")
 	if err := sim.WriteStaleToken(); err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
-	sim := w.startSim(backendsim.Options{})
+	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 60*time.Second)
 	s := w.connect(ctx, simEnv(sim)...)
 	s.must(ctx, "health", nil)
@@ -107,7 +107,7 @@ func TestBadInputDaemonSurvives(t *testing.T) {
 	w := newWorld(t)
 	w.startDaemon()
 	pid := w.daemonPID()
-	sim := w.startSim(backendsim.Options{})
+	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 120*time.Second)
 	bystander := w.connect(ctx, simEnv(sim)...)
 	bystander.must(ctx, "health", nil)

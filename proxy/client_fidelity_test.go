@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/discovery"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // A redirect is not something resmon does on a route the tools call; it must come back as an
@@ -50,12 +50,12 @@ func TestClientDropsIdleConnectionsBeforeUvicornDoes(t *testing.T) {
 // Starlette answers an unhandled exception with a plain-text 500; the tool must give the
 // reference's fallback sentence, not relay the framework's text.
 func TestClientPlainText500GivesTheFallbackSentence(t *testing.T) {
-	sim, err := backendsim.Start(backendsim.Options{StateDir: t.TempDir()})
+	sim, err := resmonsim.Start(resmonsim.Options{StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sim.Stop()
-	sim.SetFault(backendsim.Fault{PathPrefix: "/api/routines", Status: 500})
+	sim.SetFault(resmonsim.Fault{PathPrefix: "/api/routines", Status: 500})
 	c := NewClient(&discovery.Backend{BaseURL: sim.BaseURL(), Port: sim.Port(), Token: discovery.Token(sim.Token())}, nil)
 	defer c.Close()
 	_, err = c.Call(context.Background(), &Request{Method: http.MethodGet, Path: "/api/routines"})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // routeCase is one tool call the route test makes.
@@ -83,7 +83,7 @@ func TestRoutesResolve(t *testing.T) {
 			sent[pair{r.Method, r.Path}] = c.tool
 		}
 	}
-	resolved := map[backendsim.Route]bool{}
+	resolved := map[resmonsim.Route]bool{}
 	keys := make([]pair, 0, len(sent))
 	for p := range sent {
 		keys = append(keys, p)
@@ -94,7 +94,7 @@ func TestRoutesResolve(t *testing.T) {
 			if why := excluded(p.method, p.path); why != "" {
 				t.Fatalf("%s sent an excluded endpoint (%s)", sent[p], why)
 			}
-			route, ok := backendsim.Resolve(p.method, p.path)
+			route, ok := resmonsim.Resolve(p.method, p.path)
 			if !ok {
 				t.Fatalf("%s sent a request that resolves to no backend route", sent[p])
 			}

@@ -8,17 +8,17 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/discovery"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // End to end: every tool through the real HTTP client against an in-process simulator.
 
-func startSimClient(t *testing.T, opts backendsim.Options) (*backendsim.Sim, *Client) {
+func startSimClient(t *testing.T, opts resmonsim.Options) (*resmonsim.Sim, *Client) {
 	t.Helper()
 	if opts.StateDir == "" {
 		opts.StateDir = t.TempDir()
 	}
-	sim, err := backendsim.Start(opts)
+	sim, err := resmonsim.Start(opts)
 	if err != nil {
 		t.Fatalf("start simulator: %v", err)
 	}
@@ -30,7 +30,7 @@ func startSimClient(t *testing.T, opts backendsim.Options) (*backendsim.Sim, *Cl
 }
 
 func TestToolsAgainstSimulator(t *testing.T) {
-	sim, api := startSimClient(t, backendsim.Options{RunDuration: time.Hour})
+	sim, api := startSimClient(t, resmonsim.Options{RunDuration: time.Hour})
 	otherRuntime := "11111111-2222-4333-8444-555555555555"
 
 	t.Run("health", func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestToolsAgainstSimulator(t *testing.T) {
 		if o := valMap(out); o["count"] != 5 || o["total"] != 27 {
 			t.Errorf("count/total = %v/%v", o["count"], o["total"])
 		}
-		sim.SetFault(backendsim.Fault{PathPrefix: "/api/repositories/catalog", Status: 500, Count: 1})
+		sim.SetFault(resmonsim.Fault{PathPrefix: "/api/repositories/catalog", Status: 500, Count: 1})
 		_, te = callTool(t, api, "list_sources", nil)
 		wantErr(t, te, CodeUpstreamError, "")
 	})
@@ -95,7 +95,7 @@ func TestToolsAgainstSimulator(t *testing.T) {
 				t.Errorf("inactive routine listed: %v", r)
 			}
 		}
-		sim.SetFault(backendsim.Fault{PathPrefix: "/api/routines", Status: 503, Count: 1})
+		sim.SetFault(resmonsim.Fault{PathPrefix: "/api/routines", Status: 503, Count: 1})
 		_, te = callTool(t, api, "list_routines", nil)
 		wantErr(t, te, CodeUpstreamError, "")
 	})
@@ -130,7 +130,7 @@ func TestToolsAgainstSimulator(t *testing.T) {
 		if _, ok := row["interrupted_reason"]; !ok {
 			t.Error("interrupted_reason missing")
 		}
-		sim.SetFault(backendsim.Fault{PathPrefix: "/api/executions", Status: 500, Count: 1})
+		sim.SetFault(resmonsim.Fault{PathPrefix: "/api/executions", Status: 500, Count: 1})
 		_, te = callTool(t, api, "list_executions", nil)
 		wantErr(t, te, CodeUpstreamError, "")
 	})
@@ -209,7 +209,7 @@ func TestToolsAgainstSimulator(t *testing.T) {
 		if valMap(out)["thresholds"] == nil {
 			t.Errorf("watchdog = %v", out)
 		}
-		sim.SetFault(backendsim.Fault{PathPrefix: "/api/watchdog", Status: 500, Count: 1})
+		sim.SetFault(resmonsim.Fault{PathPrefix: "/api/watchdog", Status: 500, Count: 1})
 		_, te = callTool(t, api, "get_watchdog_findings", nil)
 		wantErr(t, te, CodeUpstreamError, "")
 	})
@@ -241,7 +241,7 @@ func TestToolsAgainstSimulator(t *testing.T) {
 				t.Errorf("row without basis_warning: %v", p)
 			}
 		}
-		sim.SetFault(backendsim.Fault{PathPrefix: "/api/profiles", Status: 500, Count: 1})
+		sim.SetFault(resmonsim.Fault{PathPrefix: "/api/profiles", Status: 500, Count: 1})
 		_, te = callTool(t, api, "list_watch_profiles", nil)
 		wantErr(t, te, CodeUpstreamError, "")
 	})
@@ -338,7 +338,7 @@ func TestToolsAgainstSimulator(t *testing.T) {
 		if valMap(exec)["status"] != "running" {
 			t.Errorf("new sweep status = %v", valMap(exec)["status"])
 		}
-		sim.SetFault(backendsim.Fault{PathPrefix: "/api/search/sweep", Status: http.StatusTooManyRequests, Count: 1})
+		sim.SetFault(resmonsim.Fault{PathPrefix: "/api/search/sweep", Status: http.StatusTooManyRequests, Count: 1})
 		_, te = callTool(t, api, "run_sweep", map[string]any{"query": "diffusion", "sources": []any{"arxiv"}})
 		wantErr(t, te, CodeConflict, "")
 	})
@@ -368,7 +368,7 @@ func TestToolsAgainstSimulator(t *testing.T) {
 // simulator and checks that its token appears in no payload and no error. The assertion is on
 // the raw tool output, before the server's scrubber, so the scrubber cannot hide a leak.
 func TestTokenNeverInOutput(t *testing.T) {
-	sim, api := startSimClient(t, backendsim.Options{})
+	sim, api := startSimClient(t, resmonsim.Options{})
 	token := sim.Token()
 	if len(token) < 32 {
 		t.Fatalf("simulator token too short to be distinctive: %d", len(token))
@@ -397,7 +397,7 @@ func TestTokenNeverInOutput(t *testing.T) {
 		check(c.tool, out, te)
 	}
 	// Fault injections: 500, malformed JSON, a dropped connection.
-	for _, f := range []backendsim.Fault{{PathPrefix: "/api", Status: 500}, {PathPrefix: "/api", MalformedJSON: true}, {PathPrefix: "/api", Drop: true}} {
+	for _, f := range []resmonsim.Fault{{PathPrefix: "/api", Status: 500}, {PathPrefix: "/api", MalformedJSON: true}, {PathPrefix: "/api", Drop: true}} {
 		sim.SetFault(f)
 		for _, tool := range Tools {
 			out, te := callTool(t, api, tool.Name, toolArgs[tool.Name])
@@ -406,7 +406,7 @@ func TestTokenNeverInOutput(t *testing.T) {
 		sim.ClearFaults()
 	}
 	// A restart rotates the token: every call is then refused with 401, and then nothing answers.
-	if err := sim.Restart(backendsim.RestartOptions{}); err != nil {
+	if err := sim.Restart(resmonsim.RestartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tool := range Tools {

@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/resmongw/resmongw/discovery"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // coreSimBackend describes the simulator's current instance the way the watcher would.
-func coreSimBackend(sim *backendsim.Sim) *discovery.Backend {
+func coreSimBackend(sim *resmonsim.Sim) *discovery.Backend {
 	return &discovery.Backend{
 		BaseURL:  sim.BaseURL(),
 		Port:     sim.Port(),
@@ -22,7 +22,7 @@ func coreSimBackend(sim *backendsim.Sim) *discovery.Backend {
 // is refused; new port: the old one refuses connections) and checks that reads carry on
 // across each restart with one retry, and that identity-bound calls see the new instance.
 func TestUpstreamHotSwapWithSimulator(t *testing.T) {
-	sim, err := backendsim.Start(backendsim.Options{StateDir: t.TempDir()})
+	sim, err := resmonsim.Start(resmonsim.Options{StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestUpstreamHotSwapWithSimulator(t *testing.T) {
 
 	for _, newPort := range []bool{false, true} {
 		before := sim.RuntimeID()
-		if err := sim.Restart(backendsim.RestartOptions{NewPort: newPort}); err != nil {
+		if err := sim.Restart(resmonsim.RestartOptions{NewPort: newPort}); err != nil {
 			t.Fatal(err)
 		}
 		info := &CallInfo{}

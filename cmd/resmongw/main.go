@@ -9,7 +9,7 @@ import (
 
 	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/packaging"
-	"github.com/resmongw/resmongw/proxy/backendsim"
+	"github.com/resmongw/resmongw/resmonsim"
 	"github.com/resmongw/resmongw/shim"
 )
 
@@ -50,7 +50,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return packaging.ConfigMain(rest)
 	case "dev":
 		if len(rest) > 0 && rest[0] == "backend" {
-			return backendsim.Main(rest[1:])
+			return resmonsim.Main(rest[1:])
 		}
 		fmt.Fprintln(stderr, "resmongw dev: the only dev command is 'backend'")
 		return 2

@@ -1,4 +1,4 @@
-package backendsim
+package resmonsim
 
 import (
 	"context"
@@ -96,7 +96,7 @@ type instance struct {
 // Start binds 127.0.0.1, writes the port file then the token file, and serves.
 func Start(opts Options) (*Sim, error) {
 	if opts.StateDir == "" {
-		return nil, errors.New("backendsim: Options.StateDir is required")
+		return nil, errors.New("resmonsim: Options.StateDir is required")
 	}
 	if opts.Version == "" {
 		opts.Version = DefaultVersion
@@ -105,7 +105,7 @@ func Start(opts Options) (*Sim, error) {
 		opts.RunDuration = 50 * time.Millisecond
 	}
 	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
-		return nil, fmt.Errorf("backendsim: state dir: %w", err)
+		return nil, fmt.Errorf("resmonsim: state dir: %w", err)
 	}
 	s := &Sim{opts: opts, version: opts.Version}
 	s.data = newCorpus(!opts.EmptyCorpus)
@@ -121,7 +121,7 @@ func Start(opts Options) (*Sim, error) {
 func (s *Sim) startLocked(port int, inPlace bool) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
-		return fmt.Errorf("backendsim: listen: %w", err)
+		return fmt.Errorf("resmonsim: listen: %w", err)
 	}
 	s.port = ln.Addr().(*net.TCPAddr).Port
 	s.token = newToken()
@@ -184,21 +184,21 @@ func (s *Sim) writeFilesLocked(inPlace bool) error {
 	// The app recreates its state directory when it starts, so a restart after the directory
 	// was deleted must too.
 	if err := os.MkdirAll(s.opts.StateDir, 0o700); err != nil {
-		return fmt.Errorf("backendsim: state dir: %w", err)
+		return fmt.Errorf("resmonsim: state dir: %w", err)
 	}
 	if pf := s.portFilePath(); pf != "" {
 		if err := os.MkdirAll(filepath.Dir(pf), 0o700); err != nil {
-			return fmt.Errorf("backendsim: port file dir: %w", err)
+			return fmt.Errorf("resmonsim: port file dir: %w", err)
 		}
 	}
 	if pf := s.portFilePath(); pf != "" {
 		if err := write(pf, []byte(strconv.Itoa(s.port)), 0o644); err != nil {
-			return fmt.Errorf("backendsim: port file: %w", err)
+			return fmt.Errorf("resmonsim: port file: %w", err)
 		}
 	}
 	if !s.opts.Legacy {
 		if err := write(s.tokenFileLocked(), []byte(s.token), 0o600); err != nil {
-			return fmt.Errorf("backendsim: token file: %w", err)
+			return fmt.Errorf("resmonsim: token file: %w", err)
 		}
 	}
 	if s.opts.DaemonLock {
@@ -206,13 +206,13 @@ func (s *Sim) writeFilesLocked(inPlace bool) error {
 			"started_at", s.startedAt.Format("2006-01-02T15:04:05.000000+00:00")))
 		path := filepath.Join(s.opts.StateDir, "daemon.lock")
 		if err := write(path, lock, 0o600); err != nil {
-			return fmt.Errorf("backendsim: daemon.lock: %w", err)
+			return fmt.Errorf("resmonsim: daemon.lock: %w", err)
 		}
 		// Held under an exclusive flock for the instance's life, as the app's daemon holds it.
 		s.releaseLockLocked()
 		f, err := lockFile(path)
 		if err != nil {
-			return fmt.Errorf("backendsim: daemon.lock: %w", err)
+			return fmt.Errorf("resmonsim: daemon.lock: %w", err)
 		}
 		s.lock = f
 	}
@@ -373,7 +373,7 @@ func (s *Sim) Restart(o RestartOptions) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.inst != nil {
-		return errors.New("backendsim: started concurrently")
+		return errors.New("resmonsim: started concurrently")
 	}
 	port := s.port
 	if o.NewPort {

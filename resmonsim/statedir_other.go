@@ -1,6 +1,6 @@
 //go:build !darwin
 
-package backendsim
+package resmonsim
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package backendsim
+package resmonsim
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 
 // mainHelper is this test binary run again as `resmongw dev backend` (see TestMain), its
 // argument the JSON list of arguments.
-const mainHelper = "backendsim-main"
+const mainHelper = "resmonsim-main"
 
 // TestMainAsAProcess runs `resmongw dev backend` for real (this test binary re-executed as
 // mainHelper), then checks the start line, health with the token from the

@@ -1,5 +1,5 @@
-// Package backendsim is a faithful simulator of the resmon backend's local HTTP API, for tests, benchmarks and demos.
-package backendsim
+// Package resmonsim simulates the resmon backend's local HTTP API (its token guard, state files and routes over a seeded corpus) for tests, benchmarks and demos; it shares no code with the gateway.
+package resmonsim
 
 import (
 	"flag"

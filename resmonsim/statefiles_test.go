@@ -1,6 +1,6 @@
 //go:build unix
 
-package backendsim
+package resmonsim
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package backendsim
+package resmonsim
 
 import (
 	"fmt"
