@@ -15,12 +15,11 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/zap"
-
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/shim/endpoint"
+	"go.uber.org/zap"
 )
 
 // FuzzPreamble: any first line is either a valid preamble (our protocol, a known kind) or

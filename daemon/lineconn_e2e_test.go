@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )

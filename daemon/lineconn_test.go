@@ -18,8 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/proxy"
 )
 
 // socketPair is a connected pair of Unix sockets: the daemon's end and the client's.
@@ -446,4 +446,167 @@ func TestLineTransportCarriesMCP(t *testing.T) {
 	if err != nil || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "héllo\n<>" {
 		t.Fatalf("echo: %+v %v", res, err)
 	}
+}
+
+// B4: the daemon's drain after a half-close follows its request timeout: it outlasts the
+// longest call (first check, a request, the wait for a new backend and the read's retry), so
+// a raised --request-timeout does not cut answers off.
+func TestDrainBoundFollowsTheRequestTimeout(t *testing.T) {
+	for _, timeout := range []time.Duration{time.Second, 30 * time.Second, 2 * time.Minute} {
+		o := &proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}}
+		got := drainBound(o)
+		longest := proxy.DefaultFirstCheckWait + 2*timeout + proxy.DefaultRetryWait
+		if got <= longest {
+			t.Errorf("timeout %v: drain %v, want more than the longest call %v", timeout, got, longest)
+		}
+	}
+	o := &proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: 2 * time.Minute}}
+	if drainBound(o) <= drainWait {
+		t.Errorf("a 2m request timeout still drains for only %v", drainBound(o))
+	}
+	// And the session's connection uses it.
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	conn, err := (&lineTransport{c: a, br: bufio.NewReader(a), drain: drainBound(o)}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc := conn.(*lineConn); lc.drain != drainBound(o) {
+		t.Errorf("lineConn drain %v, want %v", lc.drain, drainBound(o))
+	}
+}
+
+// Integer ids are kept exactly up to ±2^53 (what the SDK's ids hold); beyond that, and for
+// fractions, the request is refused with -32600 and an id of null, never answered under a
+// different id.
+func TestDecodeFrameKeepsIntegerIDsExactly(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		want int64
+	}{
+		{"9007199254740992", 1 << 53},
+		{"-9007199254740992", -1 << 53},
+		{"9007199254740991", 1<<53 - 1},
+		{"0", 0},
+		{"-0", 0},
+		{"1.0", 1},
+		{"1e3", 1000},
+	} {
+		msg, reply := decodeFrame([]byte(`{"jsonrpc":"2.0","id":` + c.id + `,"method":"ping"}`))
+		if reply != nil {
+			t.Errorf("id %s refused: %s", c.id, reply)
+			continue
+		}
+		req := msg.(*jsonrpc.Request)
+		if got, ok := req.ID.Raw().(int64); !ok || got != c.want {
+			t.Errorf("id %s read as %#v, want %d", c.id, req.ID.Raw(), c.want)
+		}
+		line, err := appendMessage(nil, &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)})
+		want := `{"jsonrpc":"2.0","id":` + jsonNumber(c.want) + `,"result":{}}`
+		if err != nil || string(line) != want {
+			t.Errorf("id %s answered as %s, want %s", c.id, line, want)
+		}
+	}
+	for _, c := range []struct{ id, says string }{
+		{"9007199254740993", "2^53"},
+		{"-9007199254740993", "2^53"},
+		{"9223372036854775807", "2^53"},
+		{"99999999999999999999", "2^53"},
+		{"9007199254740994.0", "2^53"},
+		{"1e400", "2^53"},
+		{"1.5", `"id" must be a string, an integer or null`},
+		{"-0.25", `"id" must be a string, an integer or null`},
+	} {
+		_, reply := decodeFrame([]byte(`{"jsonrpc":"2.0","id":` + c.id + `,"method":"ping"}`))
+		var r struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if reply == nil || json.Unmarshal(reply, &r) != nil {
+			t.Errorf("id %s accepted (reply %s)", c.id, reply)
+			continue
+		}
+		if string(r.ID) != "null" || r.Error.Code != jsonrpc.CodeInvalidRequest || !strings.Contains(r.Error.Message, c.says) {
+			t.Errorf("id %s: %s", c.id, reply)
+		}
+	}
+}
+
+func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// Over a real socket: the largest exact id comes back unchanged, and the first id past it gets
+// an error while the session reads on.
+func TestLineConnAnswersLargeIDsExactly(t *testing.T) {
+	lc, _, client, br := newTestLineConn(t)
+	in := `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}` + "\n" +
+		`{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}` + "\n"
+	if _, err := client.Write([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := readCtx(t)
+	msg, err := lc.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := readReply(t, br); string(r.ID) != "null" || r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidRequest {
+		t.Fatalf("the out-of-range id: %+v", r)
+	}
+	if err := lc.Write(ctx, &jsonrpc.Response{ID: msg.(*jsonrpc.Request).ID, Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	line, err := br.ReadString('\n')
+	if err != nil || line != `{"jsonrpc":"2.0","id":9007199254740992,"result":{}}`+"\n" {
+		t.Fatalf("answer %q %v", line, err)
+	}
+}
+
+// A request the client cancelled is no longer owed an answer (the wire layer drops it), so a
+// half-close after the cancellation ends the session at once instead of waiting drainWait
+// (35 s) for a response that never comes. The test's context is far shorter than drainWait;
+// a Read that waited for it would return with the context done.
+func TestLineConnCancelledRequestIsNotOwed(t *testing.T) {
+	lc, _, client, _ := newTestLineConn(t)
+	in := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"x"}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}` + "\n"
+	if _, err := client.Write([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(readCtx(t), 5*time.Second)
+	defer cancel()
+	for i := 0; i < 3; i++ {
+		if _, err := lc.Read(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lc.mu.Lock()
+	_, owes5 := lc.pending[mustMakeID(t, 5)]
+	_, owes6 := lc.pending[mustMakeID(t, 6)]
+	lc.mu.Unlock()
+	if owes5 || !owes6 {
+		t.Fatalf("pending after the cancellation: 5=%v 6=%v", owes5, owes6)
+	}
+	if err := client.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	// 6 is still owed: answer it, then EOF must come through.
+	if err := lc.Write(ctx, &jsonrpc.Response{ID: mustMakeID(t, 6), Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lc.Read(ctx); !errors.Is(err, io.EOF) || ctx.Err() != nil {
+		t.Fatalf("Read after the half-close: %v (context: %v)", err, ctx.Err())
+	}
+}
+
+func mustMakeID(t *testing.T, n int) jsonrpc.ID {
+	t.Helper()
+	id, err := jsonrpc.MakeID(float64(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

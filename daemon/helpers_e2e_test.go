@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/resmonsim"
 )
@@ -177,3 +176,6 @@ func (w *world) runStatus(ctx context.Context, extraEnv []string, args ...string
 }
 
 func testCtx(t *testing.T) context.Context { return testkit.Context(t, 60*time.Second) }
+
+// shimDaemonEnded is the shim's whole stderr when the daemon ends a session under it.
+const shimDaemonEnded = "resmongw stdio: the daemon ended this session (it stopped or restarted); restart this MCP server to reconnect\n"

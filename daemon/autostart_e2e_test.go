@@ -1,0 +1,116 @@
+package daemon_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
+)
+
+// The first shim finds no daemon, starts one detached, and is served by it; the daemon
+// outlives the session, and later shims reuse it.
+func TestAutostartServesSession(t *testing.T) {
+	w := newWorld(t)
+	w.reapDaemonOnCleanup()
+	sim := startSim(t)
+	ctx := testCtx(t)
+
+	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
+	pid := w.DaemonPID()
+	if pid == 0 || !testkit.Alive(pid) {
+		t.Fatalf("no daemon after autostart (lock pid %d)", pid)
+	}
+	tools, err := s.cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 25 {
+		t.Fatalf("tools/list: %d tools, want 25", len(tools.Tools))
+	}
+	if got := healthRuntimeID(ctx, t, s.cs); got != sim.RuntimeID() {
+		t.Fatalf("health runtime id %s, want the simulator's %s", got, sim.RuntimeID())
+	}
+	if err := s.cs.Close(); err != nil {
+		t.Fatalf("closing the session: %v (shim stderr %q)", err, s.stderr)
+	}
+	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("shim exit code %d after stdin closed", code)
+	}
+
+	// A second harness (default protocol this time) reuses the same daemon.
+	s2 := w.connect(ctx, "", simEnv(sim)...)
+	if got := healthRuntimeID(ctx, t, s2.cs); got != sim.RuntimeID() {
+		t.Fatalf("second session: runtime id %s, want %s", got, sim.RuntimeID())
+	}
+	if again := w.DaemonPID(); again != pid {
+		t.Fatalf("second session started another daemon: pid %d, first %d", again, pid)
+	}
+}
+
+// With autostart disabled and no daemon, the shim says so on stderr and exits non-zero.
+func TestNoAutostart(t *testing.T) {
+	w := newWorld(t)
+	cmd := exec.Command(bin, "stdio")
+	cmd.Env = w.Env("RESMONGW_NO_AUTOSTART=1")
+	cmd.Stdin = strings.NewReader("")
+	var stdout, stderr testkit.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
+		t.Fatalf("shim without daemon: err %v, want a non-zero exit", err)
+	}
+	if stdout.String() != "" {
+		t.Fatalf("shim wrote to stdout: %q", stdout.String())
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "not running") || strings.Count(msg, "\n") != 1 {
+		t.Fatalf("stderr %q: want one line saying the daemon is not running", msg)
+	}
+	if w.DaemonPID() != 0 {
+		t.Fatal("a daemon was started although autostart is off")
+	}
+}
+
+// The daemon is killed: open sessions end (the shim exits), the socket is left behind, and
+// the next shim autostarts a new daemon that replaces the stale socket.
+func TestDaemonKilledNextShimAutostarts(t *testing.T) {
+	w := newWorld(t)
+	w.reapDaemonOnCleanup()
+	sim := startSim(t)
+	ctx := testCtx(t)
+	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
+	healthRuntimeID(ctx, t, s.cs)
+	old := w.DaemonPID()
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !testkit.WaitGone(old, 10*time.Second) {
+		t.Fatal("killed daemon still alive")
+	}
+	if _, err := os.Lstat(w.Socket); err != nil {
+		t.Fatalf("a SIGKILLed daemon should leave its socket behind: %v", err)
+	}
+	// The old session's shim notices the closed stream, says so and exits 1.
+	_ = s.cs.Wait()
+	shimDone := make(chan struct{})
+	go func() { _ = s.cs.Close(); close(shimDone) }()
+	select {
+	case <-shimDone:
+	case <-time.After(15 * time.Second):
+		t.Fatal("old shim did not exit after the daemon died")
+	}
+	if st := s.cmd.ProcessState; st == nil || !st.Exited() || st.ExitCode() != 1 || s.stderr.String() != shimDaemonEnded {
+		t.Fatalf("old shim: state %v, stderr %q; want exit 1 and %q", st, s.stderr, shimDaemonEnded)
+	}
+
+	s2 := w.connect(ctx, "2025-11-25", simEnv(sim)...)
+	if got := healthRuntimeID(ctx, t, s2.cs); got != sim.RuntimeID() {
+		t.Fatalf("after daemon restart: runtime id %s", got)
+	}
+	if now := w.DaemonPID(); now == 0 || now == old {
+		t.Fatalf("no new daemon: pid %d (old %d)", now, old)
+	}
+}

@@ -1,0 +1,62 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/proxy"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+// newTestDaemon is a real accept loop and MCP stack on ln (socket path socket), with a fake
+// backend and an observed logger. The caller runs it (serve or run).
+func newTestDaemon(t *testing.T, socket string, ln listener) (*daemon, *observer.ObservedLogs, context.CancelFunc) {
+	t.Helper()
+	core, logs := observer.New(zapcore.DebugLevel)
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &daemon{socket: socket, started: time.Now(), log: zap.New(core), sdkLog: slog.New(slog.DiscardHandler),
+		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{}, failed: make(chan error, 1)}
+	d.setListener(ln)
+	d.targets = &targets{m: map[string]*target{}, idleTTL: time.Hour, log: zap.NewNop(),
+		make: func(key string, env discovery.Target) *target {
+			w := discovery.NewWatcher(env, nil) // never started: the fake API needs no discovery
+			tg := &target{key: key, env: env, watcher: w, upstream: proxy.NewUpstream(w, nil), stats: newCallStats()}
+			tg.server = proxy.NewServer(okAPI{}, &proxy.ServerOptions{Tools: proxy.Tools,
+				OnCall: func(ctx context.Context, r proxy.CallRecord) { d.recordCall(ctx, tg, r) }})
+			return tg
+		}}
+	return d, logs, cancel
+}
+
+func testSocket(t *testing.T) (string, *net.UnixListener) {
+	t.Helper()
+	socket := filepath.Join(testkit.ShortTempDir(t), "s.sock")
+	ln, err := listenPrivate(socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return socket, ln
+}
+
+// flakyListener fails its first n accepts with err, then accepts for real.
+type flakyListener struct {
+	*net.UnixListener
+	n   atomic.Int32
+	err error
+}
+
+func (l *flakyListener) AcceptUnix() (*net.UnixConn, error) {
+	if l.n.Add(-1) >= 0 {
+		return nil, l.err
+	}
+	return l.UnixListener.AcceptUnix()
+}

@@ -1,0 +1,124 @@
+package daemon
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// B6: a removed socket file is re-created by the daemon, which still holds the lock.
+func TestCheckSocketRelistensAfterRemoval(t *testing.T) {
+	socket, ul := testSocket(t)
+	d, logs, cancel := newTestDaemon(t, socket, ul)
+	defer cancel()
+	served := make(chan struct{})
+	go func() { _ = d.serve(); close(served) }()
+	defer func() { d.shutdown(); <-served }()
+	c0, _ := dialSession(t, socket)
+	c0.Close()
+
+	d.checkSocket() // unchanged: nothing to do
+	if logs.FilterMessageSnippet("removed or replaced").Len() != 0 {
+		t.Fatal("re-listened on an intact socket")
+	}
+	if err := os.Remove(socket); err != nil {
+		t.Fatal(err)
+	}
+	d.checkSocket()
+	c, _ := dialSession(t, socket)
+	c.Close()
+	if logs.FilterMessageSnippet("removed or replaced").Len() != 1 {
+		t.Errorf("re-listen not logged: %v", logs.All())
+	}
+	d.checkSocket() // the new file is ours now
+	if logs.FilterMessageSnippet("removed or replaced").Len() != 1 {
+		t.Error("re-listened again on the re-created socket")
+	}
+}
+
+// B6: the socket is re-created only while our lock file is still the one we locked, so two
+// daemons can never take the path from each other in turns.
+func TestCheckSocketNeedsOurLock(t *testing.T) {
+	socket, ul := testSocket(t)
+	d, logs, cancel := newTestDaemon(t, socket, ul)
+	defer cancel()
+	defer d.shutdown()
+	dir := t.TempDir()
+	lock := filepath.Join(dir, "daemon.lock")
+	if err := os.WriteFile(lock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(lock)
+	d.lockPath, d.lockFile = lock, fi
+	// Replaced by another file (made while the old one still exists, so never its inode).
+	if err := os.WriteFile(lock+".new", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(lock+".new", lock); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(socket); err != nil {
+		t.Fatal(err)
+	}
+	d.checkSocket()
+	if _, err := os.Lstat(socket); !os.IsNotExist(err) {
+		t.Errorf("re-created the socket without holding the lock file: %v", err)
+	}
+	if logs.FilterMessageSnippet("so is our lock file").Len() != 1 {
+		t.Errorf("not logged: %v", logs.All())
+	}
+}
+
+// The socket directory must be ours, private and real.
+func TestPrivateDir(t *testing.T) {
+	base := t.TempDir()
+	loose := filepath.Join(base, "loose")
+	if err := os.Mkdir(loose, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := privateDir(loose); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(loose); fi.Mode().Perm() != 0o700 {
+		t.Fatalf("mode %v, want 0700", fi.Mode().Perm())
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(loose, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := privateDir(link); err == nil {
+		t.Fatal("a symlinked socket directory was accepted")
+	}
+	if os.Getuid() == 0 {
+		other := filepath.Join(base, "other")
+		if err := os.Mkdir(other, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(other, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := privateDir(other); err == nil {
+			t.Fatal("a directory owned by another user was accepted")
+		}
+	}
+}
+
+func TestLockIsExclusiveAndNamesHolder(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "daemon.lock")
+	l, err := acquireLock(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = acquireLock(p)
+	var ar *errAlreadyRunning
+	if !errors.As(err, &ar) || ar.pid != os.Getpid() {
+		t.Fatalf("second lock: %v", err)
+	}
+	l.Release()
+	l2, err := acquireLock(p)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	l2.Release()
+}
