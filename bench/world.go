@@ -170,8 +170,7 @@ func (w *World) SocketSession(ctx context.Context) (*Session, error) {
 // dialPreamble connects to the daemon, writes the preamble a shim would and consumes the
 // daemon's reply line; what follows on the returned reader is the MCP stream.
 func (w *World) dialPreamble() (*net.UnixConn, *bufio.Reader, error) {
-	pre := endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindMCP,
-		Env: endpoint.CaptureEnv(lookup(w.Env(w.Socket))), PID: os.Getpid(), PPID: os.Getppid(), Client: "resmongw-bench"}
+	pre := endpoint.NewPreamble(endpoint.KindMCP, lookup(w.Env(w.Socket)), "resmongw-bench")
 	c, br, line, err := testkit.DialPreamble(w.Socket, endpoint.Line(pre), 10*time.Second)
 	if err != nil {
 		return nil, nil, fmt.Errorf("daemon reply: %w", err)

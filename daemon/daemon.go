@@ -3,9 +3,7 @@ package daemon
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -307,7 +305,7 @@ func (d *daemon) handle(c *net.UnixConn) {
 	}
 	_ = c.SetReadDeadline(time.Now().Add(preambleWait))
 	br := bufio.NewReaderSize(c, 4096)
-	pre, err := readPreamble(br)
+	pre, err := endpoint.ReadPreamble(br)
 	if err != nil {
 		d.log.Warn("bad preamble", zap.Int("pid", pid), zap.Error(err))
 		_, _ = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: err.Error()}))
@@ -322,35 +320,6 @@ func (d *daemon) handle(c *net.UnixConn) {
 	case endpoint.KindMCP:
 		d.serveMCP(c, br, pre, pid, env)
 	}
-}
-
-// readPreamble reads one bounded JSON line.
-func readPreamble(br *bufio.Reader) (*endpoint.Preamble, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > endpoint.MaxPreamble {
-			return nil, fmt.Errorf("preamble longer than %d bytes", endpoint.MaxPreamble)
-		}
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, fmt.Errorf("reading preamble: %w", err)
-		}
-	}
-	var p endpoint.Preamble
-	if err := json.Unmarshal(line, &p); err != nil {
-		return nil, fmt.Errorf("preamble is not JSON: %w", err)
-	}
-	if p.Resmongw != endpoint.Protocol {
-		return nil, fmt.Errorf("preamble protocol %d, this daemon speaks %d (restart the daemon after an upgrade)", p.Resmongw, endpoint.Protocol)
-	}
-	if p.Kind != endpoint.KindMCP && p.Kind != endpoint.KindStatus {
-		return nil, fmt.Errorf("unknown preamble kind %q", p.Kind)
-	}
-	return &p, nil
 }
 
 // serveMCP binds the connection to its target's server until either side ends the session.

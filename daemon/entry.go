@@ -18,8 +18,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
 // RequestTimeoutEnv sets serve's default --request-timeout.
@@ -34,7 +34,7 @@ var Version = "0.1.0-dev"
 func ServeMain(args []string) int {
 	fs := flag.NewFlagSet("resmongw serve", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
-	socketFlag := fs.String("socket", "", "socket path (default: $"+endpoint.SocketEnv+" or the per-user default)")
+	socketFlag := fs.String("socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
 	logFlag := fs.String("log-file", "", "log file (default: the per-user state/log directory)")
 	foreground := fs.Bool("foreground", false, "also log to stderr (default when stderr is a terminal)")
 	idle := fs.Duration("target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
@@ -59,13 +59,13 @@ func ServeMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "resmongw serve: "+format+"\n", a...)
 		return 1
 	}
-	socket, err := endpoint.SocketPath(*socketFlag, os.Getenv)
+	socket, err := paths.Socket(*socketFlag, os.Getenv)
 	if err != nil {
 		return failf("%v", err)
 	}
 	logFile := *logFlag
 	if logFile == "" {
-		if logFile, err = defaultLogFile(os.Getenv); err != nil {
+		if logFile, err = paths.LogFile(os.Getenv); err != nil {
 			return failf("%v", err)
 		}
 	}
@@ -95,7 +95,7 @@ func ServeMain(args []string) int {
 		log.Error("socket directory", zap.Error(err))
 		return failf("%v", err)
 	}
-	lock, err := acquireLock(endpoint.LockFile(socket))
+	lock, err := acquireLock(paths.LockFile(socket))
 	if err != nil {
 		var ar *errAlreadyRunning
 		if errors.As(err, &ar) {
@@ -134,7 +134,7 @@ func ServeMain(args []string) int {
 		failed:   make(chan error, 1),
 	}
 	d.setListener(ln)
-	d.lockPath, d.lockFile = endpoint.LockFile(socket), lock.stat()
+	d.lockPath, d.lockFile = paths.LockFile(socket), lock.stat()
 	d.targets = &targets{m: map[string]*target{}, idleTTL: *idle, make: d.newTarget, log: log}
 	log.Info("daemon started", zap.String("version", Version), zap.Int("pid", os.Getpid()),
 		zap.String("socket", socket), zap.Duration("request_timeout", timeout))

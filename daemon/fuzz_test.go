@@ -2,11 +2,9 @@ package daemon
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -21,35 +19,6 @@ import (
 	"github.com/resmongw/resmongw/shim/endpoint"
 	"go.uber.org/zap"
 )
-
-// FuzzPreamble: any first line is either a valid preamble (our protocol, a known kind) or
-// an error; it never panics, never reads past the first newline (the MCP bytes that follow
-// belong to the session), and never accepts more than MaxPreamble bytes.
-func FuzzPreamble(f *testing.F) {
-	f.Fuzz(func(t *testing.T, data []byte) {
-		br := bufio.NewReaderSize(bytes.NewReader(data), 4096)
-		p, err := readPreamble(br)
-		nl := bytes.IndexByte(data, '\n')
-		if err != nil {
-			if p != nil {
-				t.Fatal("a preamble and an error")
-			}
-			return
-		}
-		if nl < 0 || nl+1 > endpoint.MaxPreamble {
-			t.Fatalf("accepted a preamble without a newline or over the bound (%d bytes)", nl+1)
-		}
-		if p.Resmongw != endpoint.Protocol || (p.Kind != endpoint.KindMCP && p.Kind != endpoint.KindStatus) {
-			t.Fatalf("accepted %+v", p)
-		}
-		rest, _ := io.ReadAll(br)
-		if !bytes.Equal(rest, data[nl+1:]) {
-			t.Fatalf("the bytes after the preamble changed: %q, want %q", rest, data[nl+1:])
-		}
-		// What the daemon does next with the env must not panic either.
-		_ = discovery.TargetFromEnv(func(k string) string { return p.Env[k] }).Key()
-	})
-}
 
 // okAPI answers every backend request with a small health-like object, so tool calls in
 // the fuzz input run their handlers without a backend.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"go.uber.org/zap"
@@ -15,28 +14,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/resmongw/resmongw/scrub"
-	"github.com/resmongw/resmongw/shim/endpoint"
 )
-
-// defaultLogFile is the per-user log: Linux $XDG_STATE_HOME/resmongw/resmongw.log (or
-// ~/.local/state/…), macOS ~/Library/Logs/resmongw/resmongw.log.
-func defaultLogFile(getenv func(string) string) (string, error) {
-	if runtime.GOOS == "darwin" {
-		home := getenv("HOME")
-		if home == "" {
-			var err error
-			if home, err = os.UserHomeDir(); err != nil {
-				return "", err
-			}
-		}
-		return filepath.Join(home, "Library", "Logs", "resmongw", "resmongw.log"), nil
-	}
-	state, err := endpoint.StateHome(getenv)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(state, "resmongw", "resmongw.log"), nil
-}
 
 // newLogger logs JSON to a rotated, buffered file (mode 0600) and, when asked, to stderr
 // (unbuffered); never to stdout. Sampling is off (a quiet daemon must not drop the one line that explains a

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/paths"
 )
 
 // With the service installed, a stopped daemon is started, not installed again.
@@ -27,7 +28,7 @@ func TestStatusNotRunningSuggestsStartWhenInstalled(t *testing.T) {
 	if !strings.Contains(out.String(), "resmongw install") || strings.Contains(out.String(), "resmongw start") {
 		t.Errorf("not installed:\n%s", out.String())
 	}
-	unit := serviceFile(home)
+	unit := paths.ServiceFile(home)
 	if unit == "" {
 		t.Skip("no per-user service on this system")
 	}

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
@@ -29,7 +30,7 @@ func StatusMain(args []string) int {
 	fs := flag.NewFlagSet("resmongw status", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
-	socketFlag := fs.String("socket", "", "socket path (default: $"+endpoint.SocketEnv+" or the per-user default)")
+	socketFlag := fs.String("socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
 	if err := fs.Parse(args); err != nil {
 		return statusUsage
 	}
@@ -38,7 +39,7 @@ func StatusMain(args []string) int {
 		fs.Usage()
 		return statusUsage
 	}
-	socket, err := endpoint.SocketPath(*socketFlag, os.Getenv)
+	socket, err := paths.Socket(*socketFlag, os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "resmongw status:", err)
 		return statusUsage
@@ -102,9 +103,7 @@ func fetchStatus(socket string) (*Status, error) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(statusSettle + 5*time.Second))
-	pre := endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindStatus,
-		Env: endpoint.CaptureEnv(os.Getenv), PID: os.Getpid(), PPID: os.Getppid(), Client: "resmongw status"}
-	if _, err := c.Write(endpoint.Line(pre)); err != nil {
+	if _, err := c.Write(endpoint.Line(endpoint.NewPreamble(endpoint.KindStatus, os.Getenv, "resmongw status"))); err != nil {
 		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(c, 16<<20))

@@ -1,9 +1,10 @@
 package discovery
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/resmongw/resmongw/paths"
 )
 
 // TargetFromEnv builds a Target from an os.Getenv-compatible lookup.
@@ -45,7 +46,7 @@ func (t Target) home() string {
 	if t.Home != "" {
 		return t.Home
 	}
-	h, _ := os.UserHomeDir()
+	h, _ := paths.Home(func(string) string { return "" })
 	return h
 }
 

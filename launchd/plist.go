@@ -2,10 +2,7 @@
 // installed binary carries it.
 package launchd
 
-import (
-	_ "embed"
-	"path/filepath"
-)
+import _ "embed"
 
 // Plist is the LaunchAgent template, in kardianos/service v1.3.0's template syntax;
 // packaging renders it. KeepAlive restarts only after a failure (SuccessfulExit false),
@@ -19,9 +16,3 @@ const Label = "com.resmon.resmongw"
 
 // LogDir is the log directory under the user's home.
 const LogDir = "Library/Logs/resmongw"
-
-// AgentPath is where `resmongw install` writes the LaunchAgent plist under home, and where
-// the shim and status look for it.
-func AgentPath(home string) string {
-	return filepath.Join(home, "Library", "LaunchAgents", Label+".plist")
-}

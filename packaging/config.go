@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/scrub"
 )
 
@@ -138,7 +139,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 
 	target := *file
 	if target == "" {
-		home, err := os.UserHomeDir()
+		home, err := paths.Home(os.Getenv)
 		if err != nil {
 			return fail("%v", err)
 		}

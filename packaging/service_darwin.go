@@ -8,6 +8,7 @@ import (
 	"github.com/kardianos/service"
 
 	"github.com/resmongw/resmongw/launchd"
+	"github.com/resmongw/resmongw/paths"
 )
 
 func newPlatform(bin string) (*servicePlatform, error) {
@@ -21,7 +22,7 @@ func newPlatform(bin string) (*servicePlatform, error) {
 	if err != nil {
 		return nil, err
 	}
-	file := launchd.AgentPath(home) // the shim and status check this same path
+	file := paths.ServiceFile(home) // the shim and status check this same path
 	return &servicePlatform{
 		kind:     "launchd agent",
 		filePath: file,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kardianos/service"
 
+	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/systemd"
 )
 
@@ -34,13 +35,13 @@ func newPlatform(bin string) (*servicePlatform, error) {
 	if err != nil {
 		return nil, err
 	}
-	home, err := os.UserHomeDir()
+	home, err := paths.Home(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	return &servicePlatform{
 		kind:     "systemd user unit",
-		filePath: systemd.UserUnitPath(home), // the shim checks this same path
+		filePath: paths.ServiceFile(home), // the shim checks this same path
 		rendered: unit,
 		config: &service.Config{
 			Name:        systemd.Name,

@@ -3,7 +3,6 @@ package shim
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
@@ -39,7 +39,7 @@ var hungDaemonWait = 10 * time.Minute
 func Main(args []string) int {
 	fs := flag.NewFlagSet("resmongw stdio", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
-	socketFlag := fs.String("socket", "", "daemon socket path (default: $"+endpoint.SocketEnv+" or the per-user default)")
+	socketFlag := fs.String("socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -49,12 +49,12 @@ func Main(args []string) int {
 		fs.Usage()
 		return 2
 	}
-	path, err := endpoint.SocketPath(*socketFlag, os.Getenv)
+	path, err := paths.Socket(*socketFlag, os.Getenv)
 	if err != nil {
 		return fail("%v", err)
 	}
 	// An explicit socket means a private daemon, which the per-user service does not serve.
-	explicit := *socketFlag != "" || os.Getenv(endpoint.SocketEnv) != ""
+	explicit := *socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
 	conn, err := connect(path, os.Getenv(endpoint.NoAutostartEnv) != "1", !explicit)
 	if err != nil {
 		return fail("%v", err)
@@ -164,14 +164,7 @@ func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
 	defer signal.Stop(pipes)
 
 	ppid := os.Getppid()
-	pre := endpoint.Preamble{
-		Resmongw: endpoint.Protocol,
-		Kind:     endpoint.KindMCP,
-		Env:      endpoint.CaptureEnv(os.Getenv),
-		PID:      os.Getpid(),
-		PPID:     ppid,
-		Client:   parentArgv0(ppid),
-	}
+	pre := endpoint.NewPreamble(endpoint.KindMCP, os.Getenv, parentArgv0(ppid))
 	if _, err := conn.Write(endpoint.Line(pre)); err != nil {
 		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 			return fail(closedEarly)
@@ -198,16 +191,14 @@ func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
 
 	br := bufio.NewReaderSize(conn, 4096)
 	_ = conn.SetReadDeadline(time.Now().Add(replyWait))
-	line, err := br.ReadSlice('\n')
-	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+	reply, err := endpoint.ReadReply(br)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
 		return fail(closedEarly)
-	}
-	if err != nil {
-		return fail("no answer from the daemon: %v", err)
-	}
-	var reply endpoint.Reply
-	if err := json.Unmarshal(line, &reply); err != nil {
+	case errors.Is(err, endpoint.ErrNotAReply):
 		return fail("unexpected first line from the daemon (is %s a resmongw socket?)", conn.RemoteAddr())
+	case err != nil:
+		return fail("no answer from the daemon: %v", err)
 	}
 	if !reply.OK {
 		return fail("the daemon refused the session: %s", reply.Error)

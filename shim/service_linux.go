@@ -1,6 +1,7 @@
 package shim
 
 import (
+	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/systemd"
 )
 
@@ -14,9 +15,9 @@ func startService(getenv func(string) string) bool {
 
 // installedUnit is the path where an installed unit would be.
 func installedUnit(getenv func(string) string) (string, bool) {
-	home, err := homeDir(getenv)
+	home, err := paths.Home(getenv)
 	if err != nil {
 		return "", false
 	}
-	return systemd.UserUnitPath(home), true
+	return paths.ServiceFile(home), true
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resmongw/resmongw/systemd"
+	"github.com/resmongw/resmongw/paths"
 )
 
 // The shim looks for the unit exactly where `resmongw install` writes it (kardianos:
@@ -16,8 +16,8 @@ func TestStartServiceFindsTheUnitTheInstallerWrote(t *testing.T) {
 	home := t.TempDir()
 	xdg := t.TempDir() // a different config home, with no unit in it
 	unit := filepath.Join(home, ".config", "systemd", "user", "resmongw.service")
-	if systemd.UserUnitPath(home) != unit {
-		t.Fatalf("UserUnitPath = %s, want the installer's %s", systemd.UserUnitPath(home), unit)
+	if paths.ServiceFile(home) != unit {
+		t.Fatalf("UserUnitPath = %s, want the installer's %s", paths.ServiceFile(home), unit)
 	}
 	if err := os.MkdirAll(filepath.Dir(unit), 0o755); err != nil {
 		t.Fatal(err)

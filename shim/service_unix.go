@@ -4,7 +4,6 @@ package shim
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"time"
@@ -27,16 +26,4 @@ func runBounded(name string, args ...string) bool {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-// homeDir is $HOME (the harness's), else the account's home.
-func homeDir(getenv func(string) string) (string, error) {
-	if h := getenv("HOME"); h != "" {
-		return h, nil
-	}
-	h, err := os.UserHomeDir()
-	if err == nil && h == "" {
-		err = errors.New("no home directory")
-	}
-	return h, err
 }

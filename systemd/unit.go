@@ -2,10 +2,7 @@
 // installed binary carries it.
 package systemd
 
-import (
-	_ "embed"
-	"path/filepath"
-)
+import _ "embed"
 
 // Unit is the unit template, in kardianos/service v1.3.0's template syntax
 // ({{Key}}, {{Key | fn}}, {{range Key}}…{{end}}); packaging renders it.
@@ -18,11 +15,3 @@ const Name = "resmongw"
 
 // UnitName is the unit file's name, as systemctl knows it.
 const UnitName = Name + ".service"
-
-// UserUnitPath is where `resmongw install` writes the user unit and where the shim looks for
-// it before starting the service: ~/.config/systemd/user/resmongw.service under home (the
-// path kardianos/service writes for a user service, whatever $XDG_CONFIG_HOME says). One
-// function, so the two can never disagree.
-func UserUnitPath(home string) string {
-	return filepath.Join(home, ".config", "systemd", "user", UnitName)
-}

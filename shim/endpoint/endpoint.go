@@ -4,12 +4,12 @@
 package endpoint
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 )
 
 // Protocol is the preamble version both sides speak.
@@ -23,9 +23,6 @@ const (
 
 // MaxPreamble bounds the first line; anything longer is refused.
 const MaxPreamble = 64 << 10
-
-// SocketEnv overrides the socket path for both the daemon and the shim.
-const SocketEnv = "RESMONGW_SOCKET"
 
 // NoAutostartEnv, set to 1, stops the shim from starting the daemon.
 const NoAutostartEnv = "RESMONGW_NO_AUTOSTART"
@@ -78,9 +75,6 @@ func CaptureEnv(getenv func(string) string) map[string]string {
 	return env
 }
 
-// LockFile is the daemon's single-instance lock, next to its socket.
-func LockFile(socket string) string { return filepath.Join(filepath.Dir(socket), "daemon.lock") }
-
 // SocketGone is what the shim and status say when no socket file exists but a live daemon
 // holds the lock: it re-creates a removed socket at its next check.
 func SocketGone(pid int, socket string) string {
@@ -96,98 +90,65 @@ func Line(v any) []byte {
 	return append(b, '\n')
 }
 
-// maxSunPath is sun_path's size less the terminating NUL: 108 bytes on Linux, 104 on the BSDs.
-func maxSunPath() int {
-	if runtime.GOOS == "linux" {
-		return 107
-	}
-	return 103
+// NewPreamble is the preamble of a client in this process: the forwarded variables of its
+// environment (getenv), its pid and its parent's, and a label for status.
+func NewPreamble(kind string, getenv func(string) string, client string) Preamble {
+	return Preamble{Resmongw: Protocol, Kind: kind, Env: CaptureEnv(getenv), PID: os.Getpid(), PPID: os.Getppid(), Client: client}
 }
 
-// ErrPathTooLong is returned for a socket path the kernel cannot bind.
-var ErrPathTooLong = errors.New("socket path too long")
-
-// SocketPath resolves the daemon's socket: flag, then $RESMONGW_SOCKET, then the platform
-// default. Daemon and shim call this same function, so they always agree.
-//
-// Defaults:
-//   - Linux: $XDG_RUNTIME_DIR/resmongw/mcp.sock (per-user tmpfs, 0700, made by logind). When
-//     XDG_RUNTIME_DIR is unset (su -, cron, some IDEs) but logind's /run/user/<uid> exists,
-//     that directory: it is what the systemd user service gets as XDG_RUNTIME_DIR, so a
-//     harness started without the variable still finds the service's daemon instead of
-//     autostarting a second one on another socket. Otherwise (containers, no logind):
-//     $XDG_STATE_HOME/resmongw/run/mcp.sock, or ~/.local/state/resmongw/run/mcp.sock.
-//     We prefer a HOME-derived path to os.TempDir():
-//     /tmp is shared, so another user could pre-create our directory and lock us out, and tmp
-//     cleaners may delete a long-lived socket.
-//   - macOS: ~/Library/Application Support/resmongw/mcp.sock. $TMPDIR is per-user but an env
-//     variable a GUI harness, the launchd agent and a terminal may not agree on; HOME is stable.
-func SocketPath(flag string, getenv func(string) string) (string, error) {
-	p := flag
-	if p == "" {
-		p = getenv(SocketEnv)
-	}
-	if p == "" {
-		var err error
-		if p, err = defaultSocketPath(getenv); err != nil {
-			return "", err
-		}
-	}
-	if !filepath.IsAbs(p) {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return "", err
-		}
-		p = abs
-	}
-	if len(p) > maxSunPath() {
-		return "", fmt.Errorf("%w: %s is %d bytes, the limit is %d; set %s or --socket to a shorter path",
-			ErrPathTooLong, p, len(p), maxSunPath(), SocketEnv)
-	}
-	return p, nil
-}
-
-func defaultSocketPath(getenv func(string) string) (string, error) {
-	if runtime.GOOS == "darwin" {
-		home, err := homeDir(getenv)
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, "Library", "Application Support", "resmongw", "mcp.sock"), nil
-	}
-	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && filepath.IsAbs(rt) {
-		return filepath.Join(rt, "resmongw", "mcp.sock"), nil
-	}
-	if rt := loginRuntimeDir(); rt != "" && isLoginRuntimeDir(rt) {
-		return filepath.Join(rt, "resmongw", "mcp.sock"), nil
-	}
-	state, err := StateHome(getenv)
+// ReadPreamble is the daemon's half: it reads one line of at most MaxPreamble bytes from br
+// and checks its version and kind. The error says what was wrong, for the refusal reply.
+func ReadPreamble(br *bufio.Reader) (*Preamble, error) {
+	line, err := readLine(br, MaxPreamble)
 	if err != nil {
-		return "", err
+		return nil, fmt.Errorf("reading preamble: %w", err)
 	}
-	return filepath.Join(state, "resmongw", "run", "mcp.sock"), nil
+	var p Preamble
+	if err := json.Unmarshal(line, &p); err != nil {
+		return nil, fmt.Errorf("preamble is not JSON: %w", err)
+	}
+	if p.Resmongw != Protocol {
+		return nil, fmt.Errorf("preamble protocol %d, this daemon speaks %d (restart the daemon after an upgrade)", p.Resmongw, Protocol)
+	}
+	if p.Kind != KindMCP && p.Kind != KindStatus {
+		return nil, fmt.Errorf("unknown preamble kind %q", p.Kind)
+	}
+	return &p, nil
 }
 
-// StateHome is $XDG_STATE_HOME, or ~/.local/state when unset or relative (XDG says to ignore
-// relative values).
-func StateHome(getenv func(string) string) (string, error) {
-	if s := getenv("XDG_STATE_HOME"); s != "" && filepath.IsAbs(s) {
-		return s, nil
-	}
-	home, err := homeDir(getenv)
+// ReadReply is the client's half: the daemon's first line on an MCP connection.
+func ReadReply(br *bufio.Reader) (Reply, error) {
+	var r Reply
+	line, err := readLine(br, MaxPreamble)
 	if err != nil {
-		return "", err
+		return r, err
 	}
-	return filepath.Join(home, ".local", "state"), nil
+	if err := json.Unmarshal(line, &r); err != nil {
+		return r, ErrNotAReply
+	}
+	return r, nil
 }
 
-func homeDir(getenv func(string) string) (string, error) {
-	if h := getenv("HOME"); h != "" {
-		return h, nil
+// ErrNotAReply: the first line from the socket is not a daemon's reply (not a resmongw socket).
+var ErrNotAReply = errors.New("the first line is not a resmongw reply")
+
+// errLineTooLong is a first line past its bound.
+var errLineTooLong = fmt.Errorf("first line longer than %d bytes", MaxPreamble)
+
+// readLine reads up to and including '\n', refusing a line longer than limit.
+func readLine(br *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > limit {
+			return nil, errLineTooLong
+		}
+		if err == nil {
+			return line, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return nil, err
+		}
 	}
-	h, err := os.UserHomeDir()
-	if err != nil || h == "" {
-		return "", errors.New("cannot find the home directory: HOME is unset")
-	}
-	return h, nil
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/resmongw/resmongw/paths"
 )
 
 // LockHolder returns the pid recorded in socket's lock file when that process is alive (and,
@@ -17,7 +19,7 @@ import (
 // daemon empties the file when it releases the lock; only a killed daemon leaves its pid, and
 // the liveness check covers that.
 func LockHolder(socket string) int {
-	b, err := os.ReadFile(LockFile(socket))
+	b, err := os.ReadFile(paths.LockFile(socket))
 	if err != nil || len(b) > 32 {
 		return 0
 	}

@@ -6,6 +6,14 @@ import (
 	"testing"
 )
 
+func TestCaptureEnvForwardsOnlyTargetKeys(t *testing.T) {
+	env := map[string]string{"RESMON_PORT": "9001", "HOME": "/h", "RESMON_API_TOKEN": "secret-secret-secret", "PATH": "/bin", "RESMON_DB_PATH": ""}
+	got := CaptureEnv(envOf(env))
+	if len(got) != 2 || got["RESMON_PORT"] != "9001" || got["HOME"] != "/h" {
+		t.Fatalf("captured %v", got)
+	}
+}
+
 // Relative RESMON_* paths mean relative to the harness's working directory; the daemon runs
 // elsewhere (cwd "/"), so they are made absolute before they leave this process.
 func TestCaptureEnvAbsolutisesRelativeResmonPaths(t *testing.T) {
@@ -34,3 +42,5 @@ func TestCaptureEnvAbsolutisesRelativeResmonPaths(t *testing.T) {
 		t.Errorf("absolute path changed to %q", g)
 	}
 }
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package endpoint
+package paths
 
 // Only Linux has logind's /run/user/<uid>; macOS's default does not look for it.
 func loginRuntimeDir() string { return "" }

@@ -1,4 +1,4 @@
-package endpoint
+package paths
 
 import (
 	"os"
@@ -33,7 +33,7 @@ func fakeLoginRuntimeDir(t *testing.T, ok bool) *[]string {
 func TestSocketPathUsesLoginRuntimeDirWithoutTheVariable(t *testing.T) {
 	asked := fakeLoginRuntimeDir(t, true)
 	rt := "/run/user/" + strconv.Itoa(os.Getuid())
-	p, err := SocketPath("", envOf(map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/st"}))
+	p, err := Socket("", envOf(map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/st"}))
 	if err != nil || p != rt+"/resmongw/mcp.sock" {
 		t.Fatalf("%q %v, want the socket in %s", p, err, rt)
 	}
@@ -41,7 +41,7 @@ func TestSocketPathUsesLoginRuntimeDirWithoutTheVariable(t *testing.T) {
 		t.Fatalf("checked %v, want [%s]", *asked, rt)
 	}
 	// The service's own view: the variable set to that same directory gives the same path.
-	svc, err := SocketPath("", envOf(map[string]string{"HOME": "/home/u", "XDG_RUNTIME_DIR": rt}))
+	svc, err := Socket("", envOf(map[string]string{"HOME": "/home/u", "XDG_RUNTIME_DIR": rt}))
 	if err != nil || svc != p {
 		t.Fatalf("with XDG_RUNTIME_DIR=%s: %q %v, want %q", rt, svc, err, p)
 	}
@@ -51,7 +51,7 @@ func TestSocketPathUsesLoginRuntimeDirWithoutTheVariable(t *testing.T) {
 // fallback is.
 func TestSocketPathFallsBackWhenNoLoginRuntimeDir(t *testing.T) {
 	asked := fakeLoginRuntimeDir(t, false)
-	p, err := SocketPath("", envOf(map[string]string{"HOME": "/home/u"}))
+	p, err := Socket("", envOf(map[string]string{"HOME": "/home/u"}))
 	if err != nil || p != "/home/u/.local/state/resmongw/run/mcp.sock" {
 		t.Fatalf("%q %v", p, err)
 	}
@@ -63,7 +63,7 @@ func TestSocketPathFallsBackWhenNoLoginRuntimeDir(t *testing.T) {
 // An explicit XDG_RUNTIME_DIR wins without looking at /run/user.
 func TestSocketPathVariableNeedsNoCheck(t *testing.T) {
 	asked := fakeLoginRuntimeDir(t, true)
-	p, err := SocketPath("", envOf(map[string]string{"HOME": "/home/u", "XDG_RUNTIME_DIR": "/xdg"}))
+	p, err := Socket("", envOf(map[string]string{"HOME": "/home/u", "XDG_RUNTIME_DIR": "/xdg"}))
 	if err != nil || p != "/xdg/resmongw/mcp.sock" || len(*asked) != 0 {
 		t.Fatalf("%q %v, checked %v", p, err, *asked)
 	}

@@ -1,4 +1,4 @@
-package endpoint
+package paths
 
 import (
 	"errors"
@@ -12,14 +12,14 @@ func envOf(m map[string]string) func(string) string { return func(k string) stri
 
 func TestSocketPathPrecedence(t *testing.T) {
 	env := map[string]string{"HOME": "/home/u", "XDG_RUNTIME_DIR": "/run/user/1000", SocketEnv: "/tmp/x/env.sock"}
-	if p, err := SocketPath("/tmp/x/flag.sock", envOf(env)); err != nil || p != "/tmp/x/flag.sock" {
+	if p, err := Socket("/tmp/x/flag.sock", envOf(env)); err != nil || p != "/tmp/x/flag.sock" {
 		t.Fatalf("flag: %q %v", p, err)
 	}
-	if p, err := SocketPath("", envOf(env)); err != nil || p != "/tmp/x/env.sock" {
+	if p, err := Socket("", envOf(env)); err != nil || p != "/tmp/x/env.sock" {
 		t.Fatalf("env: %q %v", p, err)
 	}
 	delete(env, SocketEnv)
-	p, err := SocketPath("", envOf(env))
+	p, err := Socket("", envOf(env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestSocketPathFallbacksWithoutRuntimeDir(t *testing.T) {
 		{map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "rel", "XDG_RUNTIME_DIR": "rel"}, "/home/u/.local/state/resmongw/run/mcp.sock"},
 	}
 	for _, c := range cases {
-		if p, err := SocketPath("", envOf(c.env)); err != nil || p != c.want {
+		if p, err := Socket("", envOf(c.env)); err != nil || p != c.want {
 			t.Errorf("%v: %q %v, want %q", c.env, p, err, c.want)
 		}
 	}
@@ -54,23 +54,15 @@ func TestSocketPathFallbacksWithoutRuntimeDir(t *testing.T) {
 
 func TestSocketPathTooLong(t *testing.T) {
 	long := "/" + strings.Repeat("d", 120) + "/mcp.sock"
-	_, err := SocketPath(long, envOf(nil))
+	_, err := Socket(long, envOf(nil))
 	if !errors.Is(err, ErrPathTooLong) || !strings.Contains(err.Error(), SocketEnv) {
 		t.Fatalf("long path: %v", err)
 	}
 }
 
 func TestSocketPathRelativeFlagMadeAbsolute(t *testing.T) {
-	p, err := SocketPath("rel.sock", envOf(nil))
+	p, err := Socket("rel.sock", envOf(nil))
 	if err != nil || !filepath.IsAbs(p) || filepath.Base(p) != "rel.sock" {
 		t.Fatalf("relative: %q %v", p, err)
-	}
-}
-
-func TestCaptureEnvForwardsOnlyTargetKeys(t *testing.T) {
-	env := map[string]string{"RESMON_PORT": "9001", "HOME": "/h", "RESMON_API_TOKEN": "secret-secret-secret", "PATH": "/bin", "RESMON_DB_PATH": ""}
-	got := CaptureEnv(envOf(env))
-	if len(got) != 2 || got["RESMON_PORT"] != "9001" || got["HOME"] != "/h" {
-		t.Fatalf("captured %v", got)
 	}
 }
