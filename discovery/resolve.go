@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"path/filepath"
+	"runtime"
 	"strconv"
 
 	"github.com/resmongw/resmongw/paths"
@@ -48,6 +49,19 @@ func (t Target) home() string {
 	}
 	h, _ := paths.Home(func(string) string { return "" })
 	return h
+}
+
+// defaultStateDir is resmon's own default: ~/Library/Application Support/resmon on macOS,
+// the XDG state directory everywhere else.
+func defaultStateDir(t Target) string {
+	if runtime.GOOS == "darwin" {
+		h := t.home()
+		if h == "" {
+			return ""
+		}
+		return filepath.Join(h, "Library", "Application Support", "resmon")
+	}
+	return xdgStateDir(t)
 }
 
 // xdgStateDir is the Linux/POSIX default: $XDG_STATE_HOME/resmon, else ~/.local/state/resmon.

@@ -1,8 +1,8 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package paths
 
-// Only Linux has logind's /run/user/<uid>; macOS's default does not look for it.
+// No logind runtime directory off the supported platforms.
 func loginRuntimeDir() string { return "" }
 
 var isLoginRuntimeDir = func(string) bool { return false }

@@ -1,13 +1,21 @@
+//go:build linux || darwin
+
 package paths
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 )
 
-// loginRuntimeDir is where logind makes the user's runtime directory.
-func loginRuntimeDir() string { return "/run/user/" + strconv.Itoa(os.Getuid()) }
+// loginRuntimeDir is where logind makes the user's runtime directory; macOS has none.
+func loginRuntimeDir() string {
+	if runtime.GOOS != "linux" {
+		return ""
+	}
+	return "/run/user/" + strconv.Itoa(os.Getuid())
+}
 
 // isLoginRuntimeDir decides whether loginRuntimeDir is usable; a variable so tests can decide.
 var isLoginRuntimeDir = ownPrivateDir
