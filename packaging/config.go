@@ -20,13 +20,17 @@ type harness struct {
 	name     string
 	format   string // "json" or "toml"
 	withType bool   // write "type": "stdio" (what `claude mcp add` writes)
-	fileMode os.FileMode
+	// strictJSON: the harness reads plain JSON only, so a file with comments or trailing commas
+	// is refused rather than edited (Claude Code 2.1.328's doctor reports such a file as
+	// malformed and ignores it).
+	strictJSON bool
+	fileMode   os.FileMode
 	// file is the config file --write edits when --file is not given.
 	file func(home string) (string, error)
 }
 
 var harnesses = []harness{
-	{name: "claude-code", format: "json", withType: true, fileMode: 0o644, // .mcp.json is meant to be committed
+	{name: "claude-code", format: "json", withType: true, strictJSON: true, fileMode: 0o644, // .mcp.json is meant to be committed
 		file: func(string) (string, error) { return filepath.Abs(".mcp.json") }},
 	{name: "codex", format: "toml", fileMode: 0o600,
 		file: func(home string) (string, error) {

@@ -67,6 +67,11 @@ func claudeRuleCovers(rule, server string, tools []string) []string {
 	if !ok {
 		return nil
 	}
+	return toolsMatching(pattern, tools)
+}
+
+// toolsMatching are the tools a '*' pattern names.
+func toolsMatching(pattern string, tools []string) []string {
 	var out []string
 	for _, t := range tools {
 		if wildcardMatch(pattern, t) {
@@ -86,13 +91,7 @@ func cursorEntryCovers(entry, server string, tools []string) []string {
 	if !ok || !wildcardMatch(srv, server) {
 		return nil
 	}
-	var out []string
-	for _, t := range tools {
-		if wildcardMatch(pattern, t) {
-			out = append(out, t)
-		}
-	}
-	return out
+	return toolsMatching(pattern, tools)
 }
 
 // wildcardMatch reports whether s matches pattern, where '*' stands for any run of

@@ -110,7 +110,14 @@ func TestConfigFixtures(t *testing.T) {
 			}
 			checkBackups(t, home, in, got)
 			checkParsesInHarnessFormat(t, home, got, c)
-			if code == 0 {
+			switch {
+			case !slices.Contains(c.args, "--write"): // a preview writes nothing
+				for rel := range union(in, got) {
+					if in[rel] != got[rel] {
+						t.Errorf("the preview touched %s", rel)
+					}
+				}
+			case code == 0:
 				checkSecondRunChangesNothing(t, home, c, got)
 			}
 		})
@@ -183,7 +190,7 @@ func checkParsesInHarnessFormat(t *testing.T, home string, got map[string]string
 	if i := slices.Index(c.args, "--name"); i >= 0 {
 		name = c.args[i+1]
 	}
-	approvals := !slices.Contains(c.args, "--no-approvals") && c.exit == 0
+	approvals := !slices.Contains(c.args, "--no-approvals") && c.exit == 0 && slices.Contains(c.args, "--write")
 	for rel, content := range got {
 		switch {
 		case strings.HasSuffix(rel, ".toml"):

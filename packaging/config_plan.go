@@ -1,9 +1,13 @@
 package packaging
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/tailscale/hujson"
 )
 
 // planConfigEdits works out every file change `resmongw config <harness> --write` makes,
@@ -22,7 +26,7 @@ func planConfigEdits(r *configRequest) (edits []*fileEdit, notes []string, err e
 	}
 	switch r.h.name {
 	case "claude-code":
-		e, err := planRulesEdit(r.claudeSettingsFile(), r.claudeSettingsMode(), r.approvals.claudeRuleLists(r.name), r.force)
+		e, err := planRulesEdit(r.claudeSettingsFile(), r.claudeSettingsMode(), r.approvals.claudeRuleLists(r.name), r.force, true)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -78,6 +82,9 @@ func planEntryEdit(r *configRequest) (*fileEdit, error) {
 		}
 		return e, nil
 	}
+	if err := checkStrictJSON(e, r.h.strictJSON); err != nil {
+		return nil, err
+	}
 	m, err := mergeJSON(e.src, "mcpServers", r.name, r.entry)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.path, err)
@@ -89,9 +96,12 @@ func planEntryEdit(r *configRequest) (*fileEdit, error) {
 }
 
 // planRulesEdit merges rule lists into a JSON settings file.
-func planRulesEdit(path string, mode os.FileMode, lists []jsonRuleList, force bool) (*fileEdit, error) {
+func planRulesEdit(path string, mode os.FileMode, lists []jsonRuleList, force, strict bool) (*fileEdit, error) {
 	e, err := readEdit(path, mode)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkStrictJSON(e, strict); err != nil {
 		return nil, err
 	}
 	m, err := mergeJSONRules(e.src, lists, force)
@@ -104,6 +114,18 @@ func planRulesEdit(path string, mode os.FileMode, lists []jsonRuleList, force bo
 	}
 	e.rulesAdded, e.rulesRemoved = m.added, m.removed
 	return e, nil
+}
+
+// checkStrictJSON refuses to edit, for a harness that reads plain JSON only, a file that is
+// JSONC (comments, trailing commas): the harness cannot read it as it is.
+func checkStrictJSON(e *fileEdit, strict bool) error {
+	if !strict || len(bytes.TrimSpace(e.src)) == 0 || json.Valid(e.src) {
+		return nil
+	}
+	if _, err := hujson.Parse(e.src); err != nil {
+		return nil // not JSONC either: the merge reports it
+	}
+	return fmt.Errorf("%s has comments or trailing commas, which Claude Code does not read (it reports the file as malformed JSON and ignores it); remove them and run again", e.path)
 }
 
 // describeRuleChanges says what an edit of a rules file changes ("" when nothing).
@@ -155,7 +177,7 @@ func (r *configRequest) cursorPermissionsFile() string {
 func planCursorEdit(r *configRequest) (e *fileEdit, skip string, err error) {
 	path := r.cursorPermissionsFile()
 	lists := r.approvals.cursorRuleLists(r.name)
-	e, err = planRulesEdit(path, 0o600, lists, r.force)
+	e, err = planRulesEdit(path, 0o600, lists, r.force, false)
 	if err != nil {
 		return nil, "", err
 	}
