@@ -22,8 +22,10 @@ Usage:
   resmongw status [--json]       what the daemon is connected to, and why not
   resmongw install|uninstall|start|stop|restart
                                  manage the per-user service (systemd user unit / launchd agent)
-  resmongw config <harness> [--write] [--force] [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
-                                 print or merge the harness entry (claude-code, codex, cursor, claude-desktop)
+  resmongw config <harness> [--write] [--force] [--no-approvals] [--scope user|project]
+                 [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
+                                 print or merge the harness entry and its approval settings
+                                 (claude-code, codex, cursor, claude-desktop)
   resmongw tools [--reads|--writes] [--json]
                                  the tools: name, read or write, what each does
   resmongw dev backend [flags]   run the built-in resmon backend simulator (simulated data)

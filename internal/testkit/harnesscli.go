@@ -29,7 +29,7 @@ func HarnessCLI(t testing.TB, name, envVar, install string) string {
 // Install steps for the harness CLIs the tests use (the npm registry; versions pinned).
 const (
 	CodexInstall  = "npm install --prefix DIR @openai/codex@0.169.0, then put DIR/node_modules/.bin on PATH"
-	ClaudeInstall = "npm install --prefix DIR @anthropic-ai/claude-code@2.1.328, then put DIR/node_modules/@anthropic-ai/claude-code-linux-x64 on PATH"
+	ClaudeInstall = "npm install --prefix DIR @anthropic-ai/claude-code@2.1.328, then put DIR/node_modules/.bin on PATH"
 )
 
 // CodexAppServerCall starts `codex [global...] app-server` (Codex's own JSON-RPC front end,
