@@ -75,6 +75,7 @@ func planEntryEdit(r *configRequest) (*fileEdit, error) {
 			return nil, fmt.Errorf("%s: %w", e.path, err)
 		}
 		e.where = "[mcp_servers." + tomlKey(r.name) + "]"
+		e.holdsApprovals = r.approvals != nil
 		e.out, e.existing, e.conflicts = m.out, m.existing, m.conflicts
 		e.entryNew = m.entryNew
 		if m.added > 0 || (len(m.conflicts) > 0 && r.force) {

@@ -364,6 +364,8 @@ func TestConfigCodexRefusesFormsItCannotEdit(t *testing.T) {
 		"[mcp_servers.resmon]\ncommand = \"x\"\n[mcp_servers.resmon.tools]\nhealth = { approval_mode = \"approve\" }\n",
 		"[mcp_servers.resmon]\ncommand = \"x\"\ntools.health.approval_mode = \"approve\"\n",
 		"[mcp_servers.resmon]\ncommand = \"x\"\n[mcp_servers.resmon]\nargs = []\n", // a table defined twice
+		"[[mcp_servers.resmon]]\ncommand = \"x\"\n",
+		"[[mcp_servers]]\nname = \"x\"\n",
 	} {
 		writeFile(t, file, src)
 		code, _, errOut := runCfg(t, "codex", "--write", "--force")

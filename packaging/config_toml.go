@@ -221,6 +221,9 @@ func checkEditableForms(doc *tomlDoc, name string, server []string, modes [][2]s
 	}
 	var table []string
 	for _, x := range doc.exprs {
+		if x.header && x.array && (hasPrefix(x.path, server) || hasPrefix(server, x.path)) {
+			return fmt.Errorf("line %d makes %s an array of tables, which Codex does not read as a server; change it by hand", x.first+1, strings.Join(x.path, "."))
+		}
 		if x.header {
 			table = x.path
 			continue

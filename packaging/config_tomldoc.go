@@ -25,6 +25,7 @@ type tomlDoc struct {
 // (which may span lines: arrays, multi-line strings).
 type tomlExpr struct {
 	header      bool     // a [table] or [[array of tables]] header
+	array       bool     // the header is [[array of tables]]
 	path        []string // the header's key path, or the key/value's full path (table + dotted key)
 	first, last int      // 0-based indexes into lines
 	value       string   // a key/value's decoded value when it is a string
@@ -68,7 +69,7 @@ func parseTOMLDoc(src []byte) (*tomlDoc, error) {
 			keys := e.Key()
 			table = keyPath(&keys)
 			line := lineOf(int(e.Child().Raw.Offset)) // a header never spans lines
-			doc.exprs = append(doc.exprs, tomlExpr{header: true, path: table, first: line, last: line})
+			doc.exprs = append(doc.exprs, tomlExpr{header: true, array: e.Kind == unstable.ArrayTable, path: table, first: line, last: line})
 		case unstable.KeyValue:
 			keys := e.Key()
 			x := tomlExpr{

@@ -33,6 +33,8 @@ type fileEdit struct {
 	approvals    string // what changes in the approval settings, for the report ("" for none)
 	rulesAdded   int
 	rulesRemoved int
+	// holdsApprovals: the entry's file also holds the approval settings (Codex).
+	holdsApprovals bool
 }
 
 func (e *fileEdit) changes() bool { return !e.exists || !bytes.Equal(e.out, e.src) }
@@ -90,6 +92,9 @@ func writeConfig(stdout, stderr io.Writer, r *configRequest) int {
 }
 
 func (e *fileEdit) alreadyText() string {
+	if e.where != "" && e.holdsApprovals {
+		return fmt.Sprintf("%s has this %s entry and resmon's approval settings", e.path, e.where)
+	}
 	if e.where != "" {
 		return fmt.Sprintf("%s has this %s entry", e.path, e.where)
 	}
