@@ -1,8 +1,6 @@
 package packaging
 
 import (
-	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,21 +12,25 @@ import (
 	"strings"
 
 	"github.com/resmongw/resmongw/paths"
-	"github.com/resmongw/resmongw/scrub"
 )
 
-// harness describes where and how one MCP client keeps its server list.
+// harness describes where and how one MCP client keeps its server list and its own tool
+// approval settings.
 type harness struct {
 	name     string
 	format   string // "json" or "toml"
 	withType bool   // write "type": "stdio" (what `claude mcp add` writes)
-	fileMode os.FileMode
+	// strictJSON: the harness reads plain JSON only, so a file with comments or trailing commas
+	// is refused rather than edited (Claude Code 2.1.328's doctor reports such a file as
+	// malformed and ignores it).
+	strictJSON bool
+	fileMode   os.FileMode
 	// file is the config file --write edits when --file is not given.
 	file func(home string) (string, error)
 }
 
 var harnesses = []harness{
-	{name: "claude-code", format: "json", withType: true, fileMode: 0o644, // .mcp.json is meant to be committed
+	{name: "claude-code", format: "json", withType: true, strictJSON: true, fileMode: 0o644, // .mcp.json is meant to be committed
 		file: func(string) (string, error) { return filepath.Abs(".mcp.json") }},
 	{name: "codex", format: "toml", fileMode: 0o600,
 		file: func(home string) (string, error) {
@@ -54,29 +56,109 @@ var harnesses = []harness{
 
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-const configUsage = `Usage: resmongw config <harness> [--write] [--force] [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
+const configUsage = `Usage: resmongw config <harness> [--write] [--force] [--no-approvals] [--scope user|project]
+                       [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
 
 Harnesses: claude-code, codex, cursor, claude-desktop.
-Without --write, prints the entry and where it goes. With --write, merges it into the
-harness's config file (backing the file up first), leaving everything else as it was.
+Without --write, prints the entry, resmon's approval settings for that harness (reads run
+without asking, writes always ask) and where they go. With --write, merges them into the
+harness's own files (backing each file up first), leaving everything else as it was.
 No flag takes a token: resmongw never writes one into a config.
 `
 
+// configRequest is one `resmongw config` run, parsed and checked.
+type configRequest struct {
+	h      *harness
+	name   string
+	entry  jsonEntry
+	target string // the file the entry goes in; "" when a harness command adds it (claude-code --scope user)
+	home   string
+	scope  string // claude-code only: "project" (.mcp.json) or "user" (claude mcp add --scope user)
+	write  bool
+	force  bool
+	// approvals is the tool table's split; nil with --no-approvals.
+	approvals *toolApprovals
+	flags     *flag.FlagSet // the parsed flags, to repeat them in hints
+}
+
 func runConfig(args []string, stdout, stderr io.Writer) int {
+	req, code := parseConfigRequest(args, stderr)
+	if req == nil {
+		return code
+	}
+	if !req.write {
+		printConfigPreview(stdout, req)
+		return 0
+	}
+	return writeConfig(stdout, stderr, req)
+}
+
+func configFail(stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, "resmongw config: "+format+"\n", a...)
+	return 1
+}
+
+// parseConfigRequest reads the flags and the harness name and builds the entry; on failure
+// it has printed why and returns the exit code.
+func parseConfigRequest(args []string, stderr io.Writer) (*configRequest, int) {
 	fs := flag.NewFlagSet("resmongw config", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, configUsage); fs.PrintDefaults() }
-	write := fs.Bool("write", false, "merge the entry into the harness's config file")
-	force := fs.Bool("force", false, "with --write: replace a different existing entry of the same name")
+	write := fs.Bool("write", false, "merge the entry and approval settings into the harness's files")
+	force := fs.Bool("force", false, "with --write: replace a different existing entry of the same name, and approval settings that contradict resmon's tool table")
+	noApprovals := fs.Bool("no-approvals", false, "write only the server entry, none of the harness's approval settings")
+	scope := fs.String("scope", "", "claude-code: 'project' (.mcp.json and .claude/settings.json, the default) or 'user' (~/.claude/settings.json; the entry goes in with 'claude mcp add --scope user')")
 	stateDir := fs.String("state-dir", "", "resmon state directory to pin (sets RESMON_STATE_DIR)")
 	port := fs.String("port", "", "resmon backend port to pin (sets RESMON_PORT)")
 	name := fs.String("name", "resmon", "the server's name in the harness")
 	file := fs.String("file", "", "config file to edit instead of the harness's default")
 
+	harnessName, ok := parseInterleaved(fs, args)
+	if !ok {
+		return nil, 2
+	}
+	h := findHarness(harnessName)
+	if h == nil {
+		fmt.Fprintf(stderr, "resmongw config: unknown harness %q\n\n%s", harnessName, configUsage)
+		return nil, 2
+	}
+	req := &configRequest{h: h, name: *name, write: *write, force: *force, scope: *scope, flags: fs}
+	if !serverNameRE.MatchString(req.name) {
+		return nil, configFail(stderr, "--name %q: use letters, digits, '_' and '-' only", req.name)
+	}
+	if !*noApprovals {
+		req.approvals = approvalsFromToolTable()
+	}
+	if err := req.checkScope(*file); err != nil {
+		return nil, configFail(stderr, "%v", err)
+	}
+	env, err := pinnedEnv(*port, *stateDir, stderr)
+	if err != nil {
+		return nil, configFail(stderr, "%v", err)
+	}
+	bin, err := binaryPath()
+	if err != nil {
+		return nil, configFail(stderr, "%v", err)
+	}
+	req.entry = jsonEntry{Command: bin, Args: []string{"stdio"}, Env: env}
+	if h.withType {
+		req.entry.Type = "stdio"
+	}
+	if req.home, err = paths.Home(os.Getenv); err != nil {
+		return nil, configFail(stderr, "%v", err)
+	}
+	if err := req.resolveTarget(*file); err != nil {
+		return nil, configFail(stderr, "%v", err)
+	}
+	return req, 0
+}
+
+// parseInterleaved parses flags placed before and after the one positional argument.
+func parseInterleaved(fs *flag.FlagSet, args []string) (string, bool) {
 	var positional []string
-	for len(args) > 0 { // allow flags before and after the harness name
+	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
-			return 2
+			return "", false
 		}
 		if fs.NArg() == 0 {
 			break
@@ -86,76 +168,77 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(positional) != 1 {
 		fs.Usage()
-		return 2
+		return "", false
 	}
-	var h *harness
+	return positional[0], true
+}
+
+func findHarness(name string) *harness {
 	for i := range harnesses {
-		if harnesses[i].name == positional[0] {
-			h = &harnesses[i]
+		if harnesses[i].name == name {
+			return &harnesses[i]
 		}
 	}
-	if h == nil {
-		fmt.Fprintf(stderr, "resmongw config: unknown harness %q\n\n%s", positional[0], configUsage)
-		return 2
+	return nil
+}
+
+func (r *configRequest) checkScope(file string) error {
+	switch {
+	case r.scope == "":
+		if r.h.name == "claude-code" {
+			r.scope = "project"
+		}
+	case r.h.name != "claude-code":
+		return fmt.Errorf("--scope applies to claude-code only")
+	case r.scope != "project" && r.scope != "user":
+		return fmt.Errorf("--scope %q: use 'user' or 'project'", r.scope)
+	case r.scope == "user" && file != "":
+		return fmt.Errorf("--file: with --scope user the entry goes in through 'claude mcp add', so there is no entry file to name")
+	case r.scope == "user" && r.approvals == nil:
+		return fmt.Errorf("--scope user --write writes only approval rules; with --no-approvals there is nothing to write (run the 'claude mcp add' line instead)")
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "resmongw config: "+format+"\n", a...)
-		return 1
-	}
-	if !serverNameRE.MatchString(*name) {
-		return fail("--name %q: use letters, digits, '_' and '-' only", *name)
-	}
+	return nil
+}
+
+// pinnedEnv is the environment the entry pins: RESMON_PORT and RESMON_STATE_DIR (nil for none).
+func pinnedEnv(port, stateDir string, stderr io.Writer) (map[string]string, error) {
 	env := map[string]string{}
-	if *port != "" {
-		n, err := strconv.Atoi(*port)
+	if port != "" {
+		n, err := strconv.Atoi(port)
 		if err != nil || n < 1 || n > 65535 {
-			return fail("--port %q is not a port number (1-65535)", *port)
+			return nil, fmt.Errorf("--port %q is not a port number (1-65535)", port)
 		}
 		env["RESMON_PORT"] = strconv.Itoa(n)
 	}
-	if *stateDir != "" {
-		abs, err := filepath.Abs(*stateDir)
+	if stateDir != "" {
+		abs, err := filepath.Abs(stateDir)
 		if err != nil {
-			return fail("--state-dir: %v", err)
+			return nil, fmt.Errorf("--state-dir: %v", err)
 		}
 		if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
-			return fail("--state-dir %s is not a directory", abs)
+			return nil, fmt.Errorf("--state-dir %s is not a directory", abs)
 		} else if err != nil {
 			fmt.Fprintf(stderr, "note: %s does not exist yet; resmon creates it when it first runs.\n", abs)
 		}
 		env["RESMON_STATE_DIR"] = abs
 	}
-	bin, err := binaryPath()
-	if err != nil {
-		return fail("%v", err)
+	if len(env) == 0 {
+		return nil, nil
 	}
-	entry := jsonEntry{Command: bin, Args: []string{"stdio"}}
-	if len(env) > 0 {
-		entry.Env = env
-	}
-	if h.withType {
-		entry.Type = "stdio"
-	}
+	return env, nil
+}
 
-	target := *file
-	if target == "" {
-		home, err := paths.Home(os.Getenv)
-		if err != nil {
-			return fail("%v", err)
-		}
-		if target, err = h.file(home); err != nil {
-			return fail("%v", err)
-		}
-	} else if target, err = filepath.Abs(target); err != nil {
-		return fail("%v", err)
+func (r *configRequest) resolveTarget(file string) error {
+	var err error
+	switch {
+	case r.scope == "user":
+		r.target = ""
+	case file != "":
+		r.target, err = filepath.Abs(file)
+	default:
+		r.target, err = r.h.file(r.home)
 	}
-
-	snippet := configSnippet(h, *name, entry)
-	if !*write {
-		printConfigPreview(stdout, h, *name, entry, target, snippet, writeCommand(fs, h.name))
-		return 0
-	}
-	return writeHarnessConfig(stdout, stderr, h, *name, entry, target, *force)
+	return err
 }
 
 // configSnippet is the entry as it would sit in the harness's file.
@@ -166,33 +249,33 @@ func configSnippet(h *harness, name string, e jsonEntry) string {
 	return string(marshalPretty(map[string]any{"mcpServers": map[string]jsonEntry{name: e}}, "", "  ")) + "\n"
 }
 
-func printConfigPreview(w io.Writer, h *harness, name string, e jsonEntry, target, snippet, writeCmd string) {
-	if h.name == "claude-code" {
-		fmt.Fprintf(w, "Run this once to add %s to Claude Code for all your projects:\n\n  %s\n\n", name, claudeAddCommand(name, e))
-		fmt.Fprintf(w, "Or share it with one project: '%s' merges this into %s:\n\n%s", writeCmd, target, snippet)
-		return
+// configSnippetEntry is just the entry (without the mcpServers wrapper) for side-by-side display.
+func configSnippetEntry(h *harness, name string, e jsonEntry) string {
+	if h.format == "toml" {
+		return renderCodexTable(name, e)
 	}
-	fmt.Fprintf(w, "Add this to %s\n(or run '%s' to merge it in, with a backup):\n\n%s", target, writeCmd, snippet)
+	return string(marshalPretty(e, "", "  ")) + "\n"
 }
 
 // writeCommand is the command that writes what was just previewed: the same harness and flags,
-// plus --write, so following the hint literally writes the entry that was shown.
-func writeCommand(fs *flag.FlagSet, harnessName string) string {
+// plus extra and --write, so following the hint literally writes what was shown.
+func writeCommand(fs *flag.FlagSet, harnessName string, extra ...string) string {
 	parts := []string{"resmongw", "config", harnessName}
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "write" {
+		switch f.Name {
+		case "write", "scope":
+			return
+		case "force", "no-approvals":
+			parts = append(parts, "--"+f.Name)
 			return
 		}
 		v := f.Value.String()
-		if f.Name == "force" {
-			parts = append(parts, "--force")
-			return
-		}
 		if v == "" || strings.ContainsAny(v, " \t'\"\\$`") {
 			v = strconv.Quote(v)
 		}
 		parts = append(parts, "--"+f.Name, v)
 	})
+	parts = append(parts, extra...)
 	return strings.Join(append(parts, "--write"), " ")
 }
 
@@ -210,123 +293,9 @@ func claudeAddCommand(name string, e jsonEntry) string {
 	return strings.Join(parts, " ")
 }
 
-func writeHarnessConfig(stdout, stderr io.Writer, h *harness, name string, e jsonEntry, target string, force bool) int {
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "resmongw config: "+format+"\n", a...)
-		return 1
-	}
-	// Edit the real file behind a symlink (dotfile managers), not replace the link.
-	if r, err := filepath.EvalSymlinks(target); err == nil {
-		target = r
-	}
-	src, err := os.ReadFile(target)
-	exists := err == nil
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fail("%v", err)
-	}
-	var out []byte
-	var same bool
-	var existing, where string
-	if h.format == "toml" {
-		m, err := mergeCodexTOML(src, name, renderCodexTable(name, e))
-		if err != nil {
-			return fail("%s: %v", target, err)
-		}
-		out, same, existing = m.out, m.same, m.existing
-		where = "[mcp_servers." + tomlKey(name) + "]"
-	} else {
-		m, err := mergeJSON(src, "mcpServers", name, e)
-		if err != nil {
-			return fail("%s: %v", target, err)
-		}
-		out, same, existing = m.out, m.same, m.existing
-		where = "mcpServers." + name
-	}
-	if same {
-		fmt.Fprintf(stdout, "already configured: %s has this %s entry; nothing written.\n", target, where)
-		return 0
-	}
-	if existing != "" && !force {
-		fmt.Fprintf(stderr, "resmongw config: %s already has a different %s entry:\n\n%s\n\nThe entry resmongw would write:\n\n%s\n"+
-			"Nothing was changed. Run again with --force to replace it (the file is backed up first),\nor use --name to add this one under another name.\n",
-			target, where, indentBlock(redactForDisplay(existing)), indentBlock(configSnippetEntry(h, name, e)))
-		return 1
-	}
-	if leak := findTokenShaped(out, src); leak != "" {
-		return fail("refusing to write %s: the result would contain a token-shaped value", target)
-	}
-	mode := h.fileMode
-	if exists {
-		if fi, err := os.Stat(target); err == nil {
-			mode = fi.Mode().Perm()
-		}
-		bak, err := backupFile(target, src)
-		if err != nil {
-			return fail("backing up %s: %v", target, err)
-		}
-		fmt.Fprintf(stdout, "backup: %s\n", bak)
-	}
-	if err := writeFileAtomic(target, out, mode); err != nil {
-		return fail("%v", err)
-	}
-	switch {
-	case !exists:
-		fmt.Fprintf(stdout, "created %s with %s\n", target, where)
-	case existing != "":
-		fmt.Fprintf(stdout, "replaced %s in %s\n", where, target)
-	default:
-		fmt.Fprintf(stdout, "added %s to %s\n", where, target)
-	}
-	fmt.Fprintf(stdout, "Restart %s (or reload its MCP servers) to pick it up.\n", h.name)
-	return 0
-}
-
-// configSnippetEntry is just the entry (without the mcpServers wrapper) for side-by-side display.
-func configSnippetEntry(h *harness, name string, e jsonEntry) string {
-	if h.format == "toml" {
-		return renderCodexTable(name, e)
-	}
-	return string(marshalPretty(e, "", "  ")) + "\n"
-}
-
 func indentBlock(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return "    " + strings.Join(lines, "\n    ")
-}
-
-var (
-	// tokenShapedRE matches resmon's API token alphabet and length (reference §5.1).
-	tokenShapedRE = regexp.MustCompile(`[A-Za-z0-9_-]{43,128}`)
-	// credentialValueRE finds "<credential-shaped key>" = / : "<value>" pairs in JSON or TOML.
-	credentialValueRE = regexp.MustCompile(`(?i)("?[A-Za-z0-9_.-]*(?:key|token|secret|password|passphrase|credential|auth)[A-Za-z0-9_.-]*"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*')`)
-)
-
-// redactForDisplay hides values an existing entry may carry (another tool's API key, a
-// pasted token) before we echo it to the terminal.
-func redactForDisplay(s string) string {
-	s = scrub.String(s)
-	s = credentialValueRE.ReplaceAllString(s, `${1}"[redacted]"`)
-	return tokenShapedRE.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.ContainsAny(m, "/") {
-			return m
-		}
-		return scrub.Placeholder
-	})
-}
-
-// findTokenShaped returns a token-shaped run in out that the original file did not
-// already contain: resmongw must never be the one to write a token.
-// A run that is a path segment (next to '/') is a long directory name, not a token.
-func findTokenShaped(out, orig []byte) string {
-	for _, loc := range tokenShapedRE.FindAllIndex(out, -1) {
-		if (loc[0] > 0 && out[loc[0]-1] == '/') || (loc[1] < len(out) && out[loc[1]] == '/') {
-			continue
-		}
-		if m := out[loc[0]:loc[1]]; !bytes.Contains(orig, m) {
-			return string(m)
-		}
-	}
-	return ""
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -120,10 +120,7 @@ func indentMember(root *hujson.Value, objPtr, name string, entry any) {
 		return
 	}
 	parentIndent := lineIndent(packed, objVal.StartOffset)
-	unit := "  "
-	if strings.HasPrefix(parentIndent, "\t") || bytes.Contains(packed, []byte("\n\t\"")) {
-		unit = "\t"
-	}
+	unit := indentUnit(packed, parentIndent)
 	indent := parentIndent + unit
 	for i, m := range obj.Members {
 		if i == idx {
@@ -184,6 +181,11 @@ func sameJSON(have, want []byte) bool {
 func patchOp(op, path string, value []byte) []byte {
 	p, _ := json.Marshal(path)
 	return []byte(`[{"op":"` + op + `","path":` + string(p) + `,"value":` + string(value) + `}]`)
+}
+
+func patchRemove(path string) []byte {
+	p, _ := json.Marshal(path)
+	return []byte(`[{"op":"remove","path":` + string(p) + `}]`)
 }
 
 func jsonPointerEscape(s string) string {

@@ -301,7 +301,6 @@ args = ["stdio"]
 env = { RESMON_PORT = "8791" }
 startup_timeout_sec = 30
 
-
 # profiles follow
 [profiles.fast]
 model = "o4-mini"
@@ -311,13 +310,13 @@ func TestConfigCodexReplacesOnlyItsTable(t *testing.T) {
 	home := configEnv(t)
 	file := filepath.Join(home, ".codex", "config.toml")
 	writeFile(t, file, codexFixture)
-	if code, _, errOut := runCfg(t, "codex", "--write", "--port", "8791"); code != 1 || !strings.Contains(errOut, `RESMON_PORT = "9000"`) {
+	if code, _, errOut := runCfg(t, "codex", "--write", "--no-approvals", "--port", "8791"); code != 1 || !strings.Contains(errOut, `RESMON_PORT = "9000"`) {
 		t.Fatalf("a different table was not refused: exit %d\n%s", code, errOut)
 	}
 	if readFile(t, file) != codexFixture {
 		t.Fatal("refused write changed the file")
 	}
-	code, out, errOut := runCfg(t, "codex", "--write", "--force", "--port", "8791")
+	code, out, errOut := runCfg(t, "codex", "--write", "--no-approvals", "--force", "--port", "8791")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -327,7 +326,7 @@ func TestConfigCodexReplacesOnlyItsTable(t *testing.T) {
 	if bak := backups(t, file); len(bak) != 1 || readFile(t, bak[0]) != codexFixture {
 		t.Errorf("backup: %q", bak)
 	}
-	code, out, _ = runCfg(t, "codex", "--write", "--port", "8791")
+	code, out, _ = runCfg(t, "codex", "--write", "--no-approvals", "--port", "8791")
 	if code != 0 || !strings.Contains(out, "already configured") || readFile(t, file) != codexMerged {
 		t.Errorf("re-run: exit %d\n%s", code, out)
 	}
@@ -337,7 +336,7 @@ func TestConfigCodexAppendsAndCreates(t *testing.T) {
 	home := configEnv(t)
 	file := filepath.Join(home, ".codex", "config.toml")
 	// No file yet: created with just our table.
-	if code, out, errOut := runCfg(t, "codex", "--write"); code != 0 {
+	if code, out, errOut := runCfg(t, "codex", "--write", "--no-approvals"); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	table := "[mcp_servers.resmon]\ncommand = \"/opt/resmon/bin/resmongw\"\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n"
@@ -346,7 +345,7 @@ func TestConfigCodexAppendsAndCreates(t *testing.T) {
 	}
 	// An existing file without the table, not ending in a newline: appended after a blank line.
 	writeFile(t, file, "model = \"o3\" # mine\n\n[tui]\nnotifications = true")
-	if code, out, errOut := runCfg(t, "codex", "--write"); code != 0 {
+	if code, out, errOut := runCfg(t, "codex", "--write", "--no-approvals"); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	if got, want := readFile(t, file), "model = \"o3\" # mine\n\n[tui]\nnotifications = true\n\n"+table; got != want {
@@ -362,11 +361,19 @@ func TestConfigCodexRefusesFormsItCannotEdit(t *testing.T) {
 		"[mcp_servers]\nresmon = { command = \"x\" }\n",
 		"mcp_servers = { other = { command = \"y\" } }\n",
 		"[mcp_servers.other]\nargs = [\n",
+		"[mcp_servers.resmon]\ncommand = \"x\"\n[mcp_servers.resmon.tools]\nhealth = { approval_mode = \"approve\" }\n",
+		"[mcp_servers.resmon]\ncommand = \"x\"\ntools.health.approval_mode = \"approve\"\n",
+		"[mcp_servers.resmon]\ncommand = \"x\"\n[mcp_servers.resmon]\nargs = []\n", // a table defined twice
+		"[[mcp_servers.resmon]]\ncommand = \"x\"\n",
+		"[[mcp_servers]]\nname = \"x\"\n",
 	} {
 		writeFile(t, file, src)
 		code, _, errOut := runCfg(t, "codex", "--write", "--force")
 		if code != 1 || readFile(t, file) != src {
 			t.Errorf("%q: exit %d (want 1), file changed: %v\n%s", src, code, readFile(t, file) != src, errOut)
+		}
+		if !strings.Contains(errOut, "line ") {
+			t.Errorf("%q: the refusal does not say where: %s", src, errOut)
 		}
 	}
 }

@@ -2,9 +2,10 @@ package packaging
 
 import (
 	"fmt"
-	"sort"
-	"strconv"
+	"reflect"
 	"strings"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
 // codexStartupTimeoutSec gives the shim room to start the daemon on a cold machine; Codex's
@@ -22,18 +23,37 @@ func renderCodexTable(name string, e jsonEntry) string {
 	}
 	fmt.Fprintf(&b, "args = [%s]\n", strings.Join(args, ", "))
 	if len(e.Env) > 0 {
-		keys := make([]string, 0, len(e.Env))
-		for k := range e.Env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		kv := make([]string, len(keys))
-		for i, k := range keys {
-			kv[i] = tomlKey(k) + " = " + tomlString(e.Env[k])
+		kv := make([]string, 0, len(e.Env))
+		for _, k := range sortedKeys(e.Env) {
+			kv = append(kv, tomlKey(k)+" = "+tomlString(e.Env[k]))
 		}
 		fmt.Fprintf(&b, "env = { %s }\n", strings.Join(kv, ", "))
 	}
 	fmt.Fprintf(&b, "startup_timeout_sec = %d\n", codexStartupTimeoutSec)
+	return b.String()
+}
+
+// codexApprovalsComment introduces the tool tables when resmongw adds the first of them.
+const codexApprovalsComment = "# resmon's tool table: reads run without asking, writes always ask (resmongw tools).\n"
+
+// renderCodexToolTable is one [mcp_servers.<name>.tools.<tool>] table, after a blank line.
+func renderCodexToolTable(name, tool, mode string) string {
+	return fmt.Sprintf("\n[mcp_servers.%s.tools.%s]\napproval_mode = %s\n", tomlKey(name), tomlKey(tool), tomlString(mode))
+}
+
+// renderCodexApprovals is every tool table, as a fresh config gets them.
+func renderCodexApprovals(name string, modes [][2]string) string {
+	if len(modes) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, m := range modes {
+		t := renderCodexToolTable(name, m[0], m[1])
+		if i == 0 {
+			t = "\n" + codexApprovalsComment + t[1:]
+		}
+		b.WriteString(t)
+	}
 	return b.String()
 }
 
@@ -78,113 +98,309 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-// tomlLine is one physical line of a TOML file, classified by a small lexer that knows
-// strings (all four kinds), comments and bracket nesting — enough to find table headers
-// reliably without re-serialising anything.
-type tomlLine struct {
-	text     string
-	header   []string // key path of a [table] or [[array]] header; nil otherwise
-	keyPath  []string // dotted key of a key = value line starting here, within its table
-	content  bool     // holds TOML content (not blank, not only a comment)
-	topLevel bool     // starts outside any string or open bracket
-}
-
+// tomlMerge is the outcome of merging the server table (and its tool tables) into config.toml.
 type tomlMerge struct {
-	out      []byte
-	same     bool
-	existing string
+	out       []byte         // the whole file; nil when a conflict blocks the write
+	existing  string         // a different server table already there, as written ("" if none)
+	conflicts []ruleConflict // tool tables whose approval_mode contradicts the tool table
+	added     int            // tool approval settings added
+	entryNew  bool           // the server table was not there before
 }
 
-// mergeCodexTOML replaces (or appends) the [mcp_servers.<name>] table and its subtables
-// in src with table. Every other byte of the file stays as it was: comments, blank lines,
-// other tables, their order. Trailing blank and comment lines of a replaced table are kept,
-// because they usually introduce the next table.
-func mergeCodexTOML(src []byte, name, table string) (tomlMerge, error) {
-	lines, err := lexTOML(string(src))
+// codexSpan is the lines of one [mcp_servers.<name>…] table: its header through its last
+// key/value line. Blank and comment lines after it are not part of it: they usually
+// introduce what follows.
+type codexSpan struct {
+	path        []string
+	first, last int
+}
+
+// mergeCodexTOML puts the [mcp_servers.<name>] table for e into src and, unless modes is
+// empty, one [mcp_servers.<name>.tools.<tool>] table per tool with its approval_mode. A
+// different server table or a contradicting approval_mode is reported and left alone unless
+// force. Every other byte of the file stays as it was: comments, blank lines, other tables,
+// their order, settings of the tool tables resmongw does not write.
+func mergeCodexTOML(src []byte, name string, e jsonEntry, modes [][2]string, force bool) (tomlMerge, error) {
+	doc, err := parseTOMLDoc(src)
 	if err != nil {
 		return tomlMerge{}, err
 	}
-	prefix := []string{"mcp_servers", name}
-	type span struct{ start, end int } // [start, end) lines
-	var spans []span
-	current := []string(nil)
-	for i := 0; i < len(lines); i++ {
-		l := lines[i]
-		if l.header != nil {
-			current = l.header
-			if hasPrefix(l.header, prefix) {
-				end := i + 1
-				for j := i + 1; j < len(lines) && lines[j].header == nil; j++ {
-					if lines[j].content {
-						end = j + 1
-					}
-				}
-				spans = append(spans, span{i, end})
-			}
-			continue
-		}
-		if l.keyPath != nil && !hasPrefix(current, prefix) {
-			full := append(append([]string(nil), current...), l.keyPath...)
-			if hasPrefix(full, prefix) || hasPrefix(prefix, full) {
-				return tomlMerge{}, fmt.Errorf("line %d defines mcp_servers.%s as a dotted key or inline table, which this tool does not edit; change it by hand, or turn it into a [mcp_servers.%s] table", i+1, name, name)
-			}
-		}
+	server := []string{"mcp_servers", name}
+	if err := checkEditableForms(doc, name, server, modes); err != nil {
+		return tomlMerge{}, err
 	}
-	if len(spans) > 0 {
-		var old []string
-		for _, s := range spans {
-			for _, l := range lines[s.start:s.end] {
-				old = append(old, l.text)
-			}
-		}
-		existing := strings.Join(old, "\n") + "\n"
-		if normalizeTOML(existing) == normalizeTOML(table) {
-			return tomlMerge{out: src, same: true}, nil
-		}
-		var b strings.Builder
-		next := 0
-		for k, s := range spans {
-			for _, l := range lines[next:s.start] {
-				b.WriteString(l.text + "\n")
-			}
-			if k == 0 {
-				b.WriteString(table)
-			}
-			next = s.end
-		}
-		for _, l := range lines[next:] {
-			b.WriteString(l.text + "\n")
-		}
-		out := b.String()
-		if !strings.HasSuffix(string(src), "\n") && len(src) > 0 && next < len(lines) {
-			out = strings.TrimSuffix(out, "\n") // keep a file that ended without a newline that way
-		}
-		return tomlMerge{out: []byte(out), existing: existing}, nil
+	spans := codexSpans(doc, server)
+	current, _ := decodeTOMLPath(src, server)
+	table := renderCodexTable(name, e)
+	want, _ := decodeTOMLPath([]byte(table), server)
+
+	var res tomlMerge
+	ed := newLineEdits(doc)
+	entrySame := sameWithoutTools(current, want)
+	if !entrySame && current != nil {
+		res.existing = entrySpansText(doc, spans, server)
 	}
-	out := string(src)
-	if len(strings.TrimSpace(out)) > 0 {
-		if !strings.HasSuffix(out, "\n") {
-			out += "\n"
-		}
-		if !strings.HasSuffix(out, "\n\n") {
-			out += "\n"
-		}
+	res.conflicts, res.added = planCodexApprovals(ed, doc, spans, name, modes)
+	if (res.existing != "" || len(res.conflicts) > 0) && !force {
+		return res, nil
 	}
-	return tomlMerge{out: []byte(out + table)}, nil
+	kept := spans
+	if !entrySame {
+		res.entryNew = res.existing == ""
+		kept = placeServerTable(ed, doc, spans, server, table)
+	}
+	placeToolTables(ed, spans, kept, server)
+	res.out = ed.apply()
+	if err := checkCodexResult(res.out, server, want, modes); err != nil {
+		return tomlMerge{}, err
+	}
+	return res, nil
 }
 
-// normalizeTOML drops blank and comment-only lines and surrounding spaces, so a table
-// that differs only in layout still counts as identical.
-func normalizeTOML(s string) string {
-	var keep []string
-	for _, l := range strings.Split(s, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "#") {
+// planCodexApprovals plans one approval_mode per tool: kept when it already says what the
+// tool table says, replaced (applied only with --force) when it contradicts it, added to the
+// person's own table for the tool, or added as a new table.
+func planCodexApprovals(ed *lineEdits, doc *tomlDoc, spans []codexSpan, name string, modes [][2]string) (conflicts []ruleConflict, added int) {
+	server := []string{"mcp_servers", name}
+	for _, m := range modes {
+		tool, mode := m[0], m[1]
+		sp, kv := toolTable(doc, spans, server, tool)
+		switch {
+		case kv != nil && kv.value == mode && kv.isString:
+		case kv != nil:
+			have := strings.TrimSpace(doc.lines[kv.first][strings.Index(doc.lines[kv.first], "=")+1:])
+			if kv.isString {
+				have = tomlString(kv.value)
+			}
+			conflicts = append(conflicts, ruleConflict{
+				setting: fmt.Sprintf("[mcp_servers.%s.tools.%s] approval_mode = %s", tomlKey(name), tomlKey(tool), have),
+				why:     codexConflictWhy(tool, mode),
+			})
+			ed.replace(kv.first, kv.last+1, "approval_mode = "+tomlString(mode)+"\n")
+		case sp != nil: // the person's table for this tool, without an approval_mode yet
+			ed.insertAfter(sp.first, "approval_mode = "+tomlString(mode)+"\n")
+			added++
+		default:
+			ed.addToolTable(renderCodexToolTable(name, tool, mode))
+			added++
+		}
+	}
+	return conflicts, added
+}
+
+// placeToolTables puts the new tool tables after the server's last remaining table (or at the
+// end of the file), introduced by a comment when they are the first of their kind.
+func placeToolTables(ed *lineEdits, spans, kept []codexSpan, server []string) {
+	block := ed.toolTables.String()
+	if block == "" {
+		return
+	}
+	if !hasToolTables(spans, server) {
+		block = "\n" + codexApprovalsComment + block[1:]
+	}
+	if last := lastSpanEnd(kept); last >= 0 {
+		ed.insertAfter(last, block)
+	} else {
+		ed.appendText(block)
+	}
+}
+
+func codexConflictWhy(tool, want string) string {
+	if want == codexPrompt {
+		return tool + " is a write: resmon's tool table has a person confirm it (approval_mode = \"prompt\")"
+	}
+	return tool + " is a read: resmon's tool table pre-approves it (approval_mode = \"approve\")"
+}
+
+// checkEditableForms refuses the shapes resmongw does not edit line by line: the server, or
+// one of its tool tables, defined as a dotted key or inside an inline table.
+func checkEditableForms(doc *tomlDoc, name string, server []string, modes [][2]string) error {
+	targets := [][]string{server}
+	for _, m := range modes {
+		targets = append(targets, append(append([]string(nil), server...), "tools", m[0]))
+	}
+	var table []string
+	for _, x := range doc.exprs {
+		if x.header && x.array && (hasPrefix(x.path, server) || hasPrefix(server, x.path)) {
+			return fmt.Errorf("line %d makes %s an array of tables, which Codex does not read as a server; change it by hand", x.first+1, strings.Join(x.path, "."))
+		}
+		if x.header {
+			table = x.path
 			continue
 		}
-		keep = append(keep, l)
+		for _, t := range targets {
+			if hasPrefix(table, t) || !(hasPrefix(x.path, t) || hasPrefix(t, x.path)) {
+				continue
+			}
+			dotted := strings.Join(t, ".")
+			return fmt.Errorf("line %d defines %s as a dotted key or inline table, which resmongw does not edit; change it by hand, or turn it into a [%s] table", x.first+1, dotted, quotePath(t))
+		}
 	}
-	return strings.Join(keep, "\n")
+	return nil
+}
+
+func quotePath(p []string) string {
+	q := make([]string, len(p))
+	for i, k := range p {
+		q[i] = tomlKey(k)
+	}
+	return strings.Join(q, ".")
+}
+
+// codexSpans are the [mcp_servers.<name>…] tables of doc, in file order.
+func codexSpans(doc *tomlDoc, server []string) []codexSpan {
+	var spans []codexSpan
+	for i, x := range doc.exprs {
+		if !x.header || !hasPrefix(x.path, server) {
+			continue
+		}
+		s := codexSpan{path: x.path, first: x.first, last: x.last}
+		for _, y := range doc.exprs[i+1:] {
+			if y.header {
+				break
+			}
+			s.last = y.last
+		}
+		spans = append(spans, s)
+	}
+	return spans
+}
+
+func isToolsPath(p, server []string) bool {
+	return len(p) > len(server) && hasPrefix(p, server) && p[len(server)] == "tools"
+}
+
+func hasToolTables(spans []codexSpan, server []string) bool {
+	for _, s := range spans {
+		if len(s.path) == len(server)+2 && isToolsPath(s.path, server) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolTable finds [mcp_servers.<name>.tools.<tool>] and its approval_mode line, if any.
+func toolTable(doc *tomlDoc, spans []codexSpan, server []string, tool string) (*codexSpan, *tomlExpr) {
+	path := append(append([]string(nil), server...), "tools", tool)
+	for i := range spans {
+		if !reflect.DeepEqual(spans[i].path, path) {
+			continue
+		}
+		for j := range doc.exprs {
+			x := &doc.exprs[j]
+			if !x.header && x.first > spans[i].first && x.last <= spans[i].last && reflect.DeepEqual(x.path, append(path, "approval_mode")) {
+				return &spans[i], x
+			}
+		}
+		return &spans[i], nil
+	}
+	return nil, nil
+}
+
+// entrySpansText is the server table and its other subtables (env, …) as written.
+func entrySpansText(doc *tomlDoc, spans []codexSpan, server []string) string {
+	var parts []string
+	for _, s := range spans {
+		if !isToolsPath(s.path, server) {
+			parts = append(parts, doc.text(s.first, s.last+1))
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// placeServerTable writes table where the server's entry goes: over the first of its old
+// tables (the others are dropped), before its first tool table, or at the end of the file.
+// It returns the spans that remain.
+func placeServerTable(ed *lineEdits, doc *tomlDoc, spans []codexSpan, server []string, table string) (kept []codexSpan) {
+	placed := false
+	for _, s := range spans {
+		switch {
+		case isToolsPath(s.path, server):
+			kept = append(kept, s)
+		case !placed:
+			ed.replace(s.first, s.last+1, table)
+			kept, placed = append(kept, s), true
+		default: // dropped, with the blank lines that set it apart
+			from := s.first
+			for from > 0 && strings.TrimSpace(doc.lines[from-1]) == "" {
+				from--
+			}
+			ed.replace(from, s.last+1, "")
+		}
+	}
+	switch {
+	case placed:
+	case len(spans) > 0:
+		ed.insertBefore(spans[0].first, table+"\n")
+	default:
+		ed.appendText(table)
+	}
+	return kept
+}
+
+func lastSpanEnd(spans []codexSpan) int {
+	if len(spans) == 0 {
+		return -1
+	}
+	last := spans[0].last
+	for _, s := range spans {
+		last = max(last, s.last)
+	}
+	return last
+}
+
+// decodeTOMLPath decodes src and returns the table at path (nil when absent or not a table).
+func decodeTOMLPath(src []byte, path []string) (map[string]any, error) {
+	var v any = map[string]any{}
+	if err := toml.Unmarshal(src, &v); err != nil {
+		return nil, err
+	}
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, nil
+		}
+		v = m[k]
+	}
+	m, _ := v.(map[string]any)
+	return m, nil
+}
+
+// sameWithoutTools compares two server tables as Codex reads them, leaving out the tool
+// tables: an entry laid out differently (env as a subtable, other spacing) is the same entry.
+func sameWithoutTools(a, b map[string]any) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	strip := func(m map[string]any) map[string]any {
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			if k != "tools" {
+				c[k] = v
+			}
+		}
+		return c
+	}
+	return reflect.DeepEqual(strip(a), strip(b))
+}
+
+// checkCodexResult re-reads what would be written, with go-toml: never write a file resmongw
+// cannot read back, or one that does not say what it meant to write.
+func checkCodexResult(out []byte, server []string, want map[string]any, modes [][2]string) error {
+	got, err := decodeTOMLPath(out, server)
+	if err != nil {
+		return fmt.Errorf("internal error: merged file does not parse: %w", err)
+	}
+	if !sameWithoutTools(got, want) {
+		return fmt.Errorf("internal error: merged file does not hold the server entry")
+	}
+	tools, _ := got["tools"].(map[string]any)
+	for _, m := range modes {
+		if t, _ := tools[m[0]].(map[string]any); t["approval_mode"] != m[1] {
+			return fmt.Errorf("internal error: merged file does not hold approval_mode for %s", m[0])
+		}
+	}
+	return nil
 }
 
 func hasPrefix(path, prefix []string) bool {
@@ -199,157 +415,62 @@ func hasPrefix(path, prefix []string) bool {
 	return true
 }
 
-// lexTOML splits src into lines and classifies each one.
-func lexTOML(src string) ([]tomlLine, error) {
-	raw := strings.Split(src, "\n")
-	if strings.HasSuffix(src, "\n") {
-		raw = raw[:len(raw)-1]
-	}
-	var (
-		lines []tomlLine
-		ml    string // open multi-line string delimiter, `"""` or `'''`
-		depth int    // open [ and { inside values
-	)
-	for n, text := range raw {
-		l := tomlLine{text: text, topLevel: ml == "" && depth == 0}
-		trimmed := strings.TrimSpace(text)
-		if l.topLevel && strings.HasPrefix(trimmed, "[") {
-			path, err := parseHeader(trimmed)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", n+1, err)
+// lineEdits collects line-level changes to a tomlDoc and applies them in one pass, so
+// positions found by the parser stay valid while edits are planned.
+type lineEdits struct {
+	doc        *tomlDoc
+	before     map[int]string // text inserted before line i
+	after      map[int]string // text inserted after line i
+	replaced   map[int]lineReplacement
+	tail       strings.Builder // appended at the end of the file
+	toolTables strings.Builder // new tool tables, placed after the server's last table
+}
+
+type lineReplacement struct {
+	end  int // exclusive
+	text string
+}
+
+func newLineEdits(doc *tomlDoc) *lineEdits {
+	return &lineEdits{doc: doc, before: map[int]string{}, after: map[int]string{}, replaced: map[int]lineReplacement{}}
+}
+
+func (e *lineEdits) insertBefore(line int, text string) { e.before[line] += text }
+func (e *lineEdits) insertAfter(line int, text string)  { e.after[line] += text }
+func (e *lineEdits) addToolTable(text string)           { e.toolTables.WriteString(text) }
+func (e *lineEdits) replace(from, to int, text string) {
+	e.replaced[from] = lineReplacement{end: to, text: text}
+}
+
+// appendText adds text at the end of the file, after a blank line when the file has content.
+func (e *lineEdits) appendText(text string) { e.tail.WriteString(text) }
+
+func (e *lineEdits) apply() []byte {
+	var b strings.Builder
+	lines := e.doc.lines
+	for i := 0; i < len(lines); {
+		b.WriteString(e.before[i])
+		if r, ok := e.replaced[i]; ok {
+			b.WriteString(r.text)
+			if r.end > i {
+				b.WriteString(e.after[r.end-1])
 			}
-			l.header, l.content = path, true
-			lines = append(lines, l)
+			i = r.end
 			continue
 		}
-		if l.topLevel && trimmed != "" && !strings.HasPrefix(trimmed, "#") {
-			if k, _, ok := strings.Cut(trimmed, "="); ok {
-				l.keyPath = splitDotted(strings.TrimSpace(k))
-			}
-		}
-		// Walk the line for strings, comments and brackets.
-		for i := 0; i < len(text); i++ {
-			c := text[i]
-			if ml != "" {
-				if strings.HasPrefix(text[i:], ml) {
-					i += 2
-					ml = ""
-				} else if c == '\\' && ml == `"""` {
-					i++
-				}
-				l.content = true
-				continue
-			}
-			switch {
-			case c == '#':
-				i = len(text)
-			case strings.HasPrefix(text[i:], `"""`) || strings.HasPrefix(text[i:], `'''`):
-				ml = text[i : i+3]
-				i += 2
-				l.content = true
-			case c == '"' || c == '\'':
-				j := i + 1
-				for j < len(text) && text[j] != c {
-					if c == '"' && text[j] == '\\' {
-						j++
-					}
-					j++
-				}
-				i = j
-				l.content = true
-			case c == '[' || c == '{':
-				depth++
-				l.content = true
-			case c == ']' || c == '}':
-				depth--
-				l.content = true
-			case c != ' ' && c != '\t' && c != '\r':
-				l.content = true
-			}
-		}
-		if !l.topLevel && (ml != "" || depth > 0) {
-			l.content = true // inside a value that spans lines
-		}
-		lines = append(lines, l)
+		b.WriteString(lines[i] + "\n")
+		b.WriteString(e.after[i])
+		i++
 	}
-	if ml != "" || depth != 0 {
-		return nil, fmt.Errorf("unterminated string or bracket at end of file")
-	}
-	return lines, nil
-}
-
-// parseHeader returns the key path of "[a.b]" / "[[a.b]]" (comments allowed after).
-func parseHeader(line string) ([]string, error) {
-	inner := strings.TrimPrefix(line, "[")
-	array := strings.HasPrefix(inner, "[")
-	inner = strings.TrimPrefix(inner, "[")
-	closer := "]"
-	if array {
-		closer = "]]"
-	}
-	// Find the closing bracket outside quotes.
-	end := -1
-	for i := 0; i < len(inner); i++ {
-		switch inner[i] {
-		case '"', '\'':
-			q := inner[i]
-			for i++; i < len(inner) && inner[i] != q; i++ {
-				if q == '"' && inner[i] == '\\' {
-					i++
-				}
-			}
-		case ']':
-			if strings.HasPrefix(inner[i:], closer) {
-				end = i
-			}
+	out := b.String()
+	if tail := e.tail.String(); tail != "" {
+		if strings.TrimSpace(out) != "" && !strings.HasSuffix(out, "\n\n") {
+			out += "\n"
 		}
-		if end >= 0 {
-			break
-		}
+		return []byte(out + tail)
 	}
-	if end < 0 {
-		return nil, fmt.Errorf("malformed table header %q", line)
+	if e.doc.noFinalNewline && strings.HasSuffix(out, "\n") {
+		out = out[:len(out)-1] // a file that ended without a newline stays that way
 	}
-	return splitDotted(strings.TrimSpace(inner[:end])), nil
-}
-
-// splitDotted splits a dotted TOML key into its unquoted parts.
-func splitDotted(k string) []string {
-	var parts []string
-	var cur strings.Builder
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		switch {
-		case c == '"' || c == '\'':
-			j := i + 1
-			for j < len(k) && k[j] != c {
-				if c == '"' && k[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j > len(k) {
-				j = len(k)
-			}
-			seg := k[i:min(j+1, len(k))]
-			if c == '"' {
-				if u, err := strconv.Unquote(seg); err == nil {
-					seg = u
-				} else {
-					seg = strings.Trim(seg, `"`)
-				}
-			} else {
-				seg = strings.Trim(seg, "'")
-			}
-			cur.WriteString(seg)
-			i = j
-		case c == '.':
-			parts = append(parts, strings.TrimSpace(cur.String()))
-			cur.Reset()
-		case c == ' ' || c == '\t':
-		default:
-			cur.WriteByte(c)
-		}
-	}
-	return append(parts, strings.TrimSpace(cur.String()))
+	return []byte(out)
 }

@@ -9,9 +9,10 @@ func ServiceMain(verb string, args []string) int {
 	return runService(verb, args, os.Stdout, os.Stderr)
 }
 
-// ConfigMain runs `resmongw config <harness> [--write] [--force] [--state-dir DIR]
-// [--port N] [--name NAME] [--file PATH]`: print, or merge into the harness's own config
-// file, the entry that launches `resmongw stdio`.
+// ConfigMain runs `resmongw config <harness> [--write] [--force] [--no-approvals]
+// [--scope user|project] [--state-dir DIR] [--port N] [--name NAME] [--file PATH]`: print, or
+// merge into the harness's own files, the entry that launches `resmongw stdio` and the
+// harness's approval settings for resmon's tools (reads pre-approved, writes always asking).
 func ConfigMain(args []string) int {
 	return runConfig(args, os.Stdout, os.Stderr)
 }

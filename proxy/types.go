@@ -104,6 +104,9 @@ type Handler func(ctx context.Context, api API, args map[string]any) (any, error
 type Tool struct {
 	Name        string
 	Description string
+	// Summary is the one line `resmongw tools` prints (no caveats: those live in Description).
+	// While it is empty, the first sentence of Description stands in.
+	Summary     string
 	InputSchema map[string]any // {"type":"object", ...}
 	// RequiresConfirmation is resmon's own field, emitted on every tool in tools/list: true
 	// for the 7 writes, false for the 18 reads.

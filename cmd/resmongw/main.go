@@ -11,6 +11,7 @@ import (
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/resmonsim"
 	"github.com/resmongw/resmongw/shim"
+	"github.com/resmongw/resmongw/tooltable"
 )
 
 const usage = `resmongw — the resmon MCP gateway
@@ -21,8 +22,12 @@ Usage:
   resmongw status [--json]       what the daemon is connected to, and why not
   resmongw install|uninstall|start|stop|restart
                                  manage the per-user service (systemd user unit / launchd agent)
-  resmongw config <harness> [--write] [--force] [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
-                                 print or merge the harness entry (claude-code, codex, cursor, claude-desktop)
+  resmongw config <harness> [--write] [--force] [--no-approvals] [--scope user|project]
+                 [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
+                                 print or merge the harness entry and its approval settings
+                                 (claude-code, codex, cursor, claude-desktop)
+  resmongw tools [--reads|--writes] [--json]
+                                 the tools: name, read or write, what each does
   resmongw dev backend [flags]   run the built-in resmon backend simulator (simulated data)
   resmongw version               print the version
 
@@ -48,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return packaging.ServiceMain(cmd, rest)
 	case "config":
 		return packaging.ConfigMain(rest)
+	case "tools":
+		return tooltable.Main(rest)
 	case "dev":
 		if len(rest) > 0 && rest[0] == "backend" {
 			return resmonsim.Main(rest[1:])

@@ -1,0 +1,211 @@
+package packaging
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/resmongw/resmongw/scrub"
+)
+
+// fileEdit is one file `resmongw config --write` changes: what it holds now, what it will
+// hold, and what stands in the way.
+type fileEdit struct {
+	path   string
+	mode   os.FileMode // for a file that does not exist yet
+	src    []byte
+	exists bool
+	out    []byte // the new content; equal to src when nothing changes
+
+	// For the server entry: where it sits ("mcpServers.resmon", "[mcp_servers.resmon]"), a
+	// different entry already there, and what would replace it.
+	where    string
+	existing string
+	proposed string
+	entryNew bool // the entry is being added (not there before)
+
+	conflicts    []ruleConflict
+	approvals    string // what changes in the approval settings, for the report ("" for none)
+	rulesAdded   int
+	rulesRemoved int
+	// holdsApprovals: the entry's file also holds the approval settings (Codex).
+	holdsApprovals bool
+}
+
+func (e *fileEdit) changes() bool { return !e.exists || !bytes.Equal(e.out, e.src) }
+
+// readEdit reads the file behind path (the real file behind a symlink: dotfile managers keep
+// the link) for an edit.
+func readEdit(path string, mode os.FileMode) (*fileEdit, error) {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		path = r
+	}
+	src, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return &fileEdit{path: path, mode: mode, src: src, exists: err == nil}, nil
+}
+
+// writeConfig plans every file the harness needs, refuses them all when one holds a
+// conflict (unless --force), and then writes each changed file after a backup.
+func writeConfig(stdout, stderr io.Writer, r *configRequest) int {
+	edits, notes, err := planConfigEdits(r)
+	if err != nil {
+		return configFail(stderr, "%v", err)
+	}
+	if blocked := reportConflicts(stderr, edits, r.force); blocked {
+		return 1
+	}
+	ours := r.generatedNames()
+	for _, e := range edits {
+		if e.changes() && findTokenShaped(e.out, e.src, ours...) != "" {
+			return configFail(stderr, "refusing to write %s: the result would contain a token-shaped value", e.path)
+		}
+	}
+	wrote := false
+	for _, e := range edits {
+		if !e.changes() {
+			fmt.Fprintf(stdout, "already configured: %s; nothing written.\n", e.alreadyText())
+			continue
+		}
+		if err := commitEdit(stdout, e); err != nil {
+			return configFail(stderr, "%v", err)
+		}
+		wrote = true
+	}
+	for _, n := range notes {
+		fmt.Fprintln(stdout, n)
+	}
+	if wrote {
+		fmt.Fprintf(stdout, "Restart %s (or reload its MCP servers) to pick it up.\n", r.h.name)
+	}
+	if r.h.name == "claude-code" && r.scope == "user" {
+		fmt.Fprintf(stdout, "The entry itself goes in with: %s\n", claudeAddCommand(r.name, r.entry))
+	}
+	return 0
+}
+
+func (e *fileEdit) alreadyText() string {
+	if e.where != "" && e.holdsApprovals {
+		return fmt.Sprintf("%s has this %s entry and resmon's approval settings", e.path, e.where)
+	}
+	if e.where != "" {
+		return fmt.Sprintf("%s has this %s entry", e.path, e.where)
+	}
+	return fmt.Sprintf("%s has resmon's approval settings", e.path)
+}
+
+// commitEdit backs up the file (when there is one) and replaces it.
+func commitEdit(stdout io.Writer, e *fileEdit) error {
+	mode := e.mode
+	if e.exists {
+		if fi, err := os.Stat(e.path); err == nil {
+			mode = fi.Mode().Perm()
+		}
+		bak, err := backupFile(e.path, e.src)
+		if err != nil {
+			return fmt.Errorf("backing up %s: %v", e.path, err)
+		}
+		fmt.Fprintf(stdout, "backup: %s\n", bak)
+	}
+	if err := writeFileAtomic(e.path, e.out, mode); err != nil {
+		return err
+	}
+	switch {
+	case e.where == "":
+	case !e.exists:
+		fmt.Fprintf(stdout, "created %s with %s\n", e.path, e.where)
+	case e.existing != "":
+		fmt.Fprintf(stdout, "replaced %s in %s\n", e.where, e.path)
+	case e.entryNew:
+		fmt.Fprintf(stdout, "added %s to %s\n", e.where, e.path)
+	}
+	if e.approvals != "" {
+		fmt.Fprintf(stdout, "approvals: %s in %s\n", e.approvals, e.path)
+	}
+	return nil
+}
+
+// reportConflicts prints every different entry and contradicting approval setting; without
+// force they block the whole write.
+func reportConflicts(stderr io.Writer, edits []*fileEdit, force bool) (blocked bool) {
+	for _, e := range edits {
+		if e.existing == "" && len(e.conflicts) == 0 {
+			continue
+		}
+		if force {
+			continue
+		}
+		blocked = true
+		if e.existing != "" {
+			fmt.Fprintf(stderr, "resmongw config: %s already has a different %s entry:\n\n%s\n\nThe entry resmongw would write:\n\n%s\n\n",
+				e.path, e.where, indentBlock(redactForDisplay(e.existing)), indentBlock(e.proposed))
+		}
+		if len(e.conflicts) > 0 {
+			fmt.Fprintf(stderr, "resmongw config: %s has approval settings that contradict resmon's tool table:\n\n", e.path)
+			for _, c := range e.conflicts {
+				fmt.Fprintf(stderr, "    %s\n        %s\n", redactForDisplay(c.setting), c.why)
+			}
+			fmt.Fprintln(stderr)
+		}
+	}
+	if blocked {
+		fmt.Fprint(stderr, "Nothing was changed. Run again with --force to replace them (each file is backed up first),\n"+
+			"use --name to add this entry under another name, or --no-approvals to write only the server entry.\n")
+	}
+	return blocked
+}
+
+var (
+	// tokenShapedRE matches resmon's API token alphabet and length (reference §5.1).
+	tokenShapedRE = regexp.MustCompile(`[A-Za-z0-9_-]{43,128}`)
+	// credentialValueRE finds "<credential-shaped key>" = / : "<value>" pairs in JSON or TOML.
+	credentialValueRE = regexp.MustCompile(`(?i)("?[A-Za-z0-9_.-]*(?:key|token|secret|password|passphrase|credential|auth)[A-Za-z0-9_.-]*"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*')`)
+)
+
+// redactForDisplay hides values an existing entry may carry (another tool's API key, a
+// pasted token) before we echo it to the terminal.
+func redactForDisplay(s string) string {
+	s = scrub.String(s)
+	s = credentialValueRE.ReplaceAllString(s, `${1}"[redacted]"`)
+	return tokenShapedRE.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.ContainsAny(m, "/") {
+			return m
+		}
+		return scrub.Placeholder
+	})
+}
+
+// findTokenShaped returns a token-shaped run in out that the original file did not
+// already contain: resmongw must never be the one to write a token.
+// A run that is a path segment (next to '/') is a long directory name, not a token, and a run
+// inside one of the names resmongw itself generates (a permission rule such as
+// mcp__<name>__get_watchdog_findings) is not one either.
+func findTokenShaped(out, orig []byte, generated ...string) string {
+	for _, loc := range tokenShapedRE.FindAllIndex(out, -1) {
+		if (loc[0] > 0 && out[loc[0]-1] == '/') || (loc[1] < len(out) && out[loc[1]] == '/') {
+			continue
+		}
+		m := out[loc[0]:loc[1]]
+		if bytes.Contains(orig, m) || insideAny(string(m), generated) {
+			continue
+		}
+		return string(m)
+	}
+	return ""
+}
+
+func insideAny(s string, in []string) bool {
+	for _, g := range in {
+		if strings.Contains(g, s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,138 @@
+package tooltable
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/resmongw/resmongw/proxy"
+)
+
+func runTools(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code := run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// Every tool of the table is printed once, in the table's order, marked read or write exactly
+// as requires_confirmation says.
+func TestToolsPrintsEveryToolOnceWithItsAccess(t *testing.T) {
+	code, out, errOut := runTools(t)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(proxy.Tools)+1 || !strings.HasPrefix(lines[0], "TOOL") {
+		t.Fatalf("want a header and %d rows, got:\n%s", len(proxy.Tools), out)
+	}
+	for i, tool := range proxy.Tools {
+		f := strings.Fields(lines[i+1])
+		want := "read"
+		if tool.RequiresConfirmation {
+			want = "write"
+		}
+		if len(f) < 3 || f[0] != tool.Name || f[1] != want {
+			t.Errorf("row %d = %q, want %s %s …", i, lines[i+1], tool.Name, want)
+		}
+	}
+}
+
+// Scripts get the same split as the app's READ_TOOLS and WRITE_TOOLS, from the one table.
+func TestToolsJSONGivesTheReadAndWriteLists(t *testing.T) {
+	for _, tc := range []struct {
+		flag string
+		want []string
+	}{
+		{"--reads", proxy.ReadTools()},
+		{"--writes", proxy.WriteTools()},
+	} {
+		code, out, errOut := runTools(t, tc.flag, "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.flag, code, errOut)
+		}
+		var rows []Row
+		if err := json.Unmarshal([]byte(out), &rows); err != nil {
+			t.Fatalf("%s: not JSON: %v\n%s", tc.flag, err, out)
+		}
+		var names []string
+		for _, r := range rows {
+			names = append(names, r.Name)
+			if r.Summary == "" || strings.Contains(r.Summary, "\n") {
+				t.Errorf("%s: %s has summary %q, want one non-empty line", tc.flag, r.Name, r.Summary)
+			}
+			if r.RequiresConfirmation != (r.Access == "write") {
+				t.Errorf("%s: %s: access %q but requires_confirmation %v", tc.flag, r.Name, r.Access, r.RequiresConfirmation)
+			}
+		}
+		if !slices.Equal(names, tc.want) {
+			t.Errorf("%s --json names = %v, want %v", tc.flag, names, tc.want)
+		}
+	}
+	if len(proxy.ReadTools()) != 18 || len(proxy.WriteTools()) != 7 {
+		t.Errorf("the table has %d reads and %d writes, want 18 and 7", len(proxy.ReadTools()), len(proxy.WriteTools()))
+	}
+}
+
+// The table's layout, byte for byte, on a table of our own (the real summaries belong to the
+// tool rows and may be reworded).
+func TestToolsTableLayout(t *testing.T) {
+	tools := []proxy.Tool{
+		{Name: "health", Description: "Whether it runs. Pass an id to pin it."},
+		{Name: "update_settings", Summary: "Change settings in one group.", Description: "Long text. More.", RequiresConfirmation: true},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, Rows(tools, All), false); err != nil {
+		t.Fatal(err)
+	}
+	want := "TOOL             R/W    WHAT IT DOES\n" +
+		"health           read   Whether it runs.\n" +
+		"update_settings  write  Change settings in one group.\n"
+	if b.String() != want {
+		t.Errorf("table:\n%q\nwant:\n%q", b.String(), want)
+	}
+	b.Reset()
+	if err := Write(&b, Rows(tools, Writes), true); err != nil {
+		t.Fatal(err)
+	}
+	wantJSON := `[
+  {
+    "name": "update_settings",
+    "access": "write",
+    "requires_confirmation": true,
+    "summary": "Change settings in one group."
+  }
+]
+`
+	if b.String() != wantJSON {
+		t.Errorf("json:\n%s\nwant:\n%s", b.String(), wantJSON)
+	}
+}
+
+func TestSummaryFallsBackToTheFirstSentence(t *testing.T) {
+	for in, want := range map[string]string{
+		"Search papers resmon has already collected. mode 'keyword' filters.": "Search papers resmon has already collected.",
+		"One line without a full stop":                                        "One line without a full stop",
+		"Ends here.":                                                          "Ends here.",
+		"Spans\n  two lines. Then more.":                                      "Spans two lines.",
+		"Version 2.3 answers. Rest.":                                          "Version 2.3 answers.",
+	} {
+		if got := FirstSentence(in); got != want {
+			t.Errorf("FirstSentence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestToolsUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{"--reads", "--writes"}, {"extra"}, {"--bogus"}} {
+		code, out, errOut := runTools(t, args...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "Usage: resmongw tools") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runTools(t, "-h"); code != 0 || !strings.Contains(errOut, "Usage") {
+		t.Errorf("-h: exit %d, %q", code, errOut)
+	}
+}
