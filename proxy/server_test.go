@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/scrub"
 )
@@ -374,4 +374,20 @@ func (p *coreRawPeer) initialize(version string) map[string]json.RawMessage {
 	_, m := p.recv()
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return m
+}
+
+// A client-chosen name is cut to MaxRequestedName bytes on a rune boundary and made
+// valid UTF-8 before it may be logged.
+func TestShortName(t *testing.T) {
+	if got := shortName("health"); got != "health" {
+		t.Errorf("short name changed: %q", got)
+	}
+	long := strings.Repeat("é", 100) // 2 bytes each: byte 64 is a rune start
+	got := shortName("x" + long)     // now byte 64 is inside a rune
+	if !strings.HasSuffix(got, "…") || len(got) > MaxRequestedName+len("…") || !utf8.ValidString(got) {
+		t.Errorf("cut = %q (%d bytes)", got, len(got))
+	}
+	if got := shortName("a\xffb"); got != "a\ufffdb" {
+		t.Errorf("invalid UTF-8 kept: %q", got)
+	}
 }

@@ -12,6 +12,9 @@ import (
 	"testing"
 )
 
+// fakeAPI, the recording double every tool test runs against: plausible backend bodies, and
+// every request kept for the test to inspect.
+
 // fakeAPI is a recording double of API. It answers plausible backend bodies (decoded the way
 // the real client decodes them: json.Number) from a small in-memory state, and records every
 // request. override, when set, may answer a request first (return handled=false to fall through).

@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// The tool table itself: a decided flag for every tool, the definition order, schema hygiene,
+// and which requests are marked as writes.
+
 const testCallTimeout = 10 * time.Second
 
 // wantConfirmation is the decision for every tool. Adding a tool to the table without adding

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,10 +15,11 @@ import (
 
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
-// Helpers for the client/upstream/server tests. Names carry a "core" prefix so they cannot
-// collide with the tool tests that share this package.
+// Shared scaffolding for this package's tests: a fake backend on loopback (coreFake), a
+// discovery source the test drives (coreSource), the simulator client, and assertions.
 
 // coreTestTimeout bounds every test's waits; nothing here should come near it.
 const coreTestTimeout = 20 * time.Second
@@ -172,3 +174,80 @@ func coreToolErr(t *testing.T, err error) *ToolError {
 	}
 	return te
 }
+
+func wantErr(t *testing.T, te *ToolError, code, msgPart string) {
+	t.Helper()
+	if te == nil {
+		t.Fatalf("want %s error containing %q, got success", code, msgPart)
+	}
+	if te.Code != code || !strings.Contains(te.Message, msgPart) {
+		t.Fatalf("got %s %q, want %s containing %q", te.Code, te.Message, code, msgPart)
+	}
+}
+
+func wantNoErr(t *testing.T, te *ToolError) {
+	t.Helper()
+	if te != nil {
+		t.Fatalf("unexpected error %s: %s %v", te.Code, te.Message, te.Detail)
+	}
+}
+
+func paths(reqs []Request) []string {
+	var out []string
+	for _, r := range reqs {
+		s := r.Method + " " + r.Path
+		if len(r.Query) > 0 {
+			s += "?" + r.Query.Encode()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func startSimClient(t *testing.T, opts resmonsim.Options) (*resmonsim.Sim, *Client) {
+	t.Helper()
+	if opts.StateDir == "" {
+		opts.StateDir = t.TempDir()
+	}
+	sim, err := resmonsim.Start(opts)
+	if err != nil {
+		t.Fatalf("start simulator: %v", err)
+	}
+	t.Cleanup(func() { _ = sim.Stop() })
+	c := NewClient(&discovery.Backend{BaseURL: sim.BaseURL(), Port: sim.Port(), Token: discovery.Token(sim.Token())},
+		&ClientOptions{RequestTimeout: 10 * time.Second})
+	t.Cleanup(c.Close)
+	return sim, c
+}
+
+// patient options: any wait the code is not supposed to make would hit the test's context
+// instead and fail the assertion on the result, so no timing is asserted.
+var corePatient = &UpstreamOptions{FirstCheckWait: time.Hour, RetryWait: time.Hour}
+
+// coreDropper answers every request by dropping the connection, like a backend killed
+// mid-request.
+func coreDropper(w http.ResponseWriter, r *http.Request) {
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		_ = conn.Close()
+	}
+}
+
+// coreEventually waits (bounded) for cond, for effects that happen on another goroutine.
+func coreEventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	ctx := coreCtx(t)
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("condition not reached")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// The doubles and the real types satisfy the interfaces the code uses.
+var (
+	_ discovery.Source = (*coreSource)(nil)
+	_ API              = (*Upstream)(nil)
+	_ API              = (*Client)(nil)
+)
