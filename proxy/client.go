@@ -12,7 +12,6 @@ import (
 	"net/http/httptrace"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -118,17 +117,12 @@ func (c *Client) Close() {
 	c.transport.CloseIdleConnections()
 }
 
-// callInfoMu guards CallInfo updates: a tool may make its backend calls from several goroutines.
-var callInfoMu sync.Mutex
-
 func (c *Client) note(ctx context.Context) {
-	if ci := CallInfoFrom(ctx); ci != nil {
-		callInfoMu.Lock()
+	updateCallInfo(ctx, func(ci *CallInfo) {
 		ci.Requests++
 		ci.BaseURL = c.base
 		ci.RuntimeID = c.backend.RuntimeID()
-		callInfoMu.Unlock()
-	}
+	})
 }
 
 // Call performs r against this generation. It returns the decoded success body (JSON numbers

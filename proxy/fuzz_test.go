@@ -69,7 +69,7 @@ func FuzzToolArguments(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		v, err := tool.Handler(ctx, api, args)
+		v, err := tool.Run(ctx, api, args)
 		checkOutcome(t, tool.Name, v, err)
 	})
 }
@@ -118,7 +118,7 @@ func FuzzBackendResponse(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		v, err := tool.Handler(ctx, client, args)
+		v, err := tool.Run(ctx, client, args)
 		checkOutcome(t, tool.Name, v, err)
 		var te *ToolError
 		if errors.As(err, &te) && te.Code == CodeBackendUnavailable && !te.BackendGone {

@@ -264,7 +264,7 @@ func callTool(t *testing.T, api API, name string, args map[string]any) (any, *To
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testCallTimeout)
 	defer cancel()
-	out, err := tool.Handler(ctx, api, args)
+	out, err := tool.Run(ctx, api, args)
 	if err != nil {
 		te := asToolError(err)
 		if te == nil {

@@ -127,7 +127,6 @@ type callStateKey struct{}
 // callState carries what the handler learned back out to the middleware that records it.
 type callState struct {
 	code string
-	info CallInfo
 }
 
 // middleware answers unknown tools the reference's way (an isError result, not a protocol
@@ -148,7 +147,7 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		var res mcp.Result
 		var err error
 		if known {
-			ctx = context.WithValue(WithCallInfo(ctx, &st.info), callStateKey{}, st)
+			ctx = context.WithValue(WithCallInfo(ctx, &CallInfo{}), callStateKey{}, st)
 			res, err = next(ctx, method, req)
 			if err != nil && st.code == "" {
 				st.code = "protocol_error"
@@ -165,9 +164,7 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			} else {
 				rec.Tool, rec.Requested = UnknownTool, shortName(name)
 			}
-			callInfoMu.Lock()
-			rec.Info = st.info
-			callInfoMu.Unlock()
+			rec.Info = snapshotCallInfo(ctx)
 			d.onCall(ctx, rec)
 		}
 		return res, err
@@ -206,7 +203,7 @@ func runTool(ctx context.Context, api API, t *Tool, raw json.RawMessage) (payloa
 	if t.Handler == nil {
 		return nil, internalError(t.Name, "NoHandler")
 	}
-	v, err := t.Handler(ctx, api, args)
+	v, err := t.Run(ctx, api, args)
 	if err != nil {
 		var te *ToolError
 		if errors.As(err, &te) && te != nil {

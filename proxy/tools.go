@@ -86,7 +86,7 @@ var Tools = []Tool{
 			"or interrupted (the process ended mid-run; not a failed search).",
 		InputSchema: sObject(schemaProps{
 			"routine_id": sInt("Only executions of this routine."),
-			"status":     sString("Only executions with this status."),
+			"status":     sEnum("Only executions with this status.", executionStatuses...),
 			"limit":      sLimit(),
 			"offset":     sOffset(),
 		}),
@@ -196,7 +196,7 @@ var Tools = []Tool{
 			"sources":     sStrings("Source slugs (see list_sources)."),
 			"date_from":   sString("Earliest publication date."),
 			"date_to":     sString("Latest publication date."),
-			"max_results": sInt("Per-source cap (default 50)."),
+			"max_results": sMin(sInt("Most results to take from each source (default 50)."), 1),
 			"ai_enabled":  sBool("Summarise with the configured AI lane."),
 		}, "query", "sources"),
 		RequiresConfirmation: true,
@@ -340,6 +340,12 @@ func sStrings(desc string) map[string]any {
 
 func sEnum(desc string, values ...string) map[string]any {
 	return map[string]any{"type": "string", "enum": values, "description": desc}
+}
+
+// sMin sets a schema's minimum (checked by checkArguments like every other schema rule).
+func sMin(s map[string]any, lo int) map[string]any {
+	s["minimum"] = lo
+	return s
 }
 
 func sLimit() map[string]any {

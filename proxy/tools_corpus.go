@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 )
 
 // Corpus tools: search_corpus, find_similar, explain_match, get_paper_lifecycle,
@@ -31,27 +29,20 @@ const offsetRefusal = "The corpus paginates by cursor, not offset. Pass the 'nex
 const noSemanticRanking = "This resmon cannot rank by meaning; the results are newest first."
 
 func toolSearchCorpus(ctx context.Context, api API, args map[string]any) (any, error) {
-	// An offset would have to re-walk every earlier page; only a zero/absent one is let by.
-	if v, ok := args["offset"]; ok && v != nil && v != "" && v != false {
-		if n, isInt := lenientInt(v); !isInt || n != 0 {
-			return nil, InvalidArgument(offsetRefusal)
-		}
+	// An offset would have to re-walk every earlier page: any offset the reference would
+	// call true is refused (0, false, "" and null are let by, as there).
+	if pyTruthy(args["offset"]) {
+		return nil, InvalidArgument(offsetRefusal)
 	}
-	mode := strings.ToLower(strings.TrimSpace(stringArg(args, "mode")))
+	mode := stringArg(args, "mode") // the schema's enum, exactly
 	if mode == "" {
 		mode = "keyword"
-	}
-	if mode != "keyword" && mode != "semantic" {
-		return nil, InvalidArgument(fmt.Sprintf("Unknown mode %s. Use 'keyword' or 'semantic'.", pyRepr(mode)))
 	}
 	query, terr := requiredStringArg(args, "query")
 	if terr != nil {
 		return nil, terr
 	}
-	sources, terr := stringListArg(args, "sources")
-	if terr != nil {
-		return nil, terr
-	}
+	sources := stringListArg(args, "sources")
 	sort := "newest"
 	if mode == "semantic" {
 		sort = "similarity"
@@ -160,11 +151,10 @@ var (
 )
 
 func toolExportReferences(ctx context.Context, api API, args map[string]any) (any, error) {
-	format := strings.TrimSpace(stringArg(args, "format"))
+	format := stringArg(args, "format") // one of the schema's enum
 	if format == "" {
 		format = "bibtex"
 	}
-	// The format is left to the backend to judge: its refusal names the formats it has.
 	execID, hasExec, terr := optionalIntArg(args, "exec_id")
 	if terr != nil {
 		return nil, terr
@@ -172,18 +162,15 @@ func toolExportReferences(ctx context.Context, api API, args map[string]any) (an
 	if hasExec {
 		return callGet(ctx, api, idPath("/api/executions/%d/references", execID), url.Values{"format": {format}})
 	}
-	raw, isList := args["doc_ids"].([]any)
-	if hasArg(args, "doc_ids") && !isList {
-		return nil, InvalidArgument("'doc_ids' must be a list of whole numbers.")
-	}
+	raw, _ := arrayItems(args["doc_ids"])
 	if len(raw) == 0 {
 		return nil, InvalidArgument("Pass either 'exec_id' or 'doc_ids'.")
 	}
 	ids := make([]int64, 0, len(raw))
 	for _, v := range raw {
-		n, e := parseIntValue(v, "doc_ids")
-		if e != nil {
-			return nil, InvalidArgument("'doc_ids' must be a list of whole numbers.")
+		n, terr := checkedInt(v, "doc_ids")
+		if terr != nil {
+			return nil, terr
 		}
 		ids = append(ids, n)
 	}

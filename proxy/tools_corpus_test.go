@@ -25,11 +25,11 @@ func TestSearchCorpus(t *testing.T) {
 		t.Fatal("refused offset still made a request")
 	}
 	_, te := callTool(t, api, "search_corpus", map[string]any{"query": "x", "mode": "Fuzzy"})
-	wantErr(t, te, CodeInvalidArgument, "Unknown mode 'fuzzy'. Use 'keyword' or 'semantic'.")
+	wantErr(t, te, CodeInvalidArgument, "Unknown mode 'Fuzzy'. Use 'keyword' or 'semantic'.")
 	_, te = callTool(t, api, "search_corpus", map[string]any{"query": ""})
 	wantErr(t, te, CodeInvalidArgument, "'query' is required.")
 
-	out, te := callTool(t, api, "search_corpus", map[string]any{"query": "graphs", "offset": 0, "limit": 10000,
+	out, te := callTool(t, api, "search_corpus", map[string]any{"query": "graphs", "offset": 0, "limit": 100,
 		"cursor": "2026-02-20|8", "sources": []any{"arxiv"}, "date_from": "2026"})
 	wantNoErr(t, te)
 	body := valMap(api.requests()[0].Body)
@@ -114,7 +114,7 @@ func TestExportReferences(t *testing.T) {
 		t.Errorf("export text = %#v", out)
 	}
 	api.reset()
-	_, te = callTool(t, api, "export_references", map[string]any{"doc_ids": []any{json.Number("3"), "4"}, "format": "ris"})
+	_, te = callTool(t, api, "export_references", map[string]any{"doc_ids": []any{json.Number("3"), 4}, "format": "ris"})
 	wantNoErr(t, te)
 	r := api.requests()[0]
 	if r.Method != http.MethodPost || r.Path != "/api/export/references" ||
@@ -194,7 +194,7 @@ func TestCorpusToolsAgainstTheSimulator(t *testing.T) {
 			t.Errorf("ris = %#v", out)
 		}
 		_, te = callTool(t, api, "export_references", map[string]any{"exec_id": 1, "format": "docx"})
-		wantErr(t, te, CodeInvalidArgument, "Unknown export format")
+		wantErr(t, te, CodeInvalidArgument, "Unknown format 'docx'")
 		_, te = callTool(t, api, "export_references", map[string]any{"exec_id": 99999})
 		wantErr(t, te, CodeNotFound, "")
 	})

@@ -13,6 +13,10 @@ import (
 
 const badRuntimeID = "expected_runtime_id must be a canonical lowercase UUID4"
 
+// defaultSweepResults is run_sweep's per-source cap when max_results is not given (the
+// reference's default; the backend's own is 100).
+const defaultSweepResults = 50
+
 // expectedRuntimeID reads the optional identity expectation. A key that is present must hold a
 // valid id (null and "" included): it is checked before any request is built.
 func expectedRuntimeID(args map[string]any) (id string, has bool, terr *ToolError) {
@@ -73,6 +77,10 @@ func toolGetExecution(ctx context.Context, api API, args map[string]any) (any, e
 	}
 	return identityGet(ctx, api, idPath("/api/executions/%d", execID), expected)
 }
+
+// executionStatuses is resmon's closed vocabulary of execution states: a misspelt filter is
+// refused rather than answered with an empty list.
+var executionStatuses = []string{"running", "completed", "failed", "cancelled", "interrupted"}
 
 // executionsFetchLimit is the backend's maximum page for GET /api/executions. The list has no
 // routine or status filter, so the tool filters and pages the most recent rows itself.
@@ -160,10 +168,11 @@ func toolRunSweep(ctx context.Context, api API, args map[string]any) (any, error
 	if terr != nil {
 		return nil, terr
 	}
-	maxResults := int64(50)
+	// The schema refuses max_results below 1; absent, the reference's 50.
+	maxResults := int64(defaultSweepResults)
 	if n, ok, terr := optionalIntArg(args, "max_results"); terr != nil {
 		return nil, terr
-	} else if ok && n > 0 {
+	} else if ok {
 		maxResults = n
 	}
 	body := map[string]any{"query": query, "repositories": sources, "max_results": maxResults}
@@ -172,9 +181,7 @@ func toolRunSweep(ctx context.Context, api API, args map[string]any) (any, error
 			body[k] = v
 		}
 	}
-	if v, ok, terr := flagArg(args, "ai_enabled"); terr != nil {
-		return nil, terr
-	} else if ok {
+	if v, ok := flagArg(args, "ai_enabled"); ok {
 		body["ai_enabled"] = v
 	}
 	res, err := callPost(ctx, api, "/api/search/sweep", body, true)

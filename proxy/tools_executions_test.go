@@ -16,11 +16,15 @@ import (
 // list_executions, get_execution_results, get_search_record, run_sweep.
 
 func TestHealthExpectation(t *testing.T) {
-	bad := []any{"", nil, 7, "bad", strings.ToUpper(fakeRuntimeID), "3f0c6a0e-8a0b-1e53-9d0f-2c5b1a7e9d41", "{" + fakeRuntimeID + "}"}
-	for _, v := range bad {
+	bad := map[any]string{
+		"": badRuntimeID, nil: badRuntimeID, "bad": badRuntimeID, strings.ToUpper(fakeRuntimeID): badRuntimeID,
+		"3f0c6a0e-8a0b-1e53-9d0f-2c5b1a7e9d41": badRuntimeID, "{" + fakeRuntimeID + "}": badRuntimeID,
+		7: "'expected_runtime_id' must be a string, not a number.",
+	}
+	for v, msg := range bad {
 		api := newFakeAPI()
 		_, te := callTool(t, api, "health", map[string]any{"expected_runtime_id": v})
-		wantErr(t, te, CodeInvalidArgument, "expected_runtime_id must be a canonical lowercase UUID4")
+		wantErr(t, te, CodeInvalidArgument, msg)
 		if n := len(api.requests()); n != 0 {
 			t.Errorf("%#v: %d requests before validation", v, n)
 		}
@@ -66,7 +70,7 @@ func TestGetExecutionExpectation(t *testing.T) {
 	_, te = callTool(t, api, "get_execution", map[string]any{})
 	wantErr(t, te, CodeInvalidArgument, "'exec_id' is required.")
 
-	out, te := callTool(t, api, "get_execution", map[string]any{"exec_id": "7"})
+	out, te := callTool(t, api, "get_execution", map[string]any{"exec_id": 7})
 	wantNoErr(t, te)
 	if got := paths(api.requests()); !reflect.DeepEqual(got, []string{"GET /api/executions/7"}) {
 		t.Errorf("unbound: %v", got)
@@ -130,14 +134,14 @@ func TestListExecutions(t *testing.T) {
 	if _, ok := row["coverage"]; ok {
 		t.Error("projection carries coverage")
 	}
-	out, _ = callTool(t, api, "list_executions", map[string]any{"routine_id": "4", "status": "interrupted", "limit": 2, "offset": 1})
+	out, _ = callTool(t, api, "list_executions", map[string]any{"routine_id": 4, "status": "interrupted", "limit": 2, "offset": 1})
 	o = valMap(out)
 	// ids 30..1: routine 4 on even ids, interrupted on multiples of 3 → 30, 24, 18, 12, 6.
 	if o["total"] != 5 || o["count"] != 2 || fmt.Sprint(valMap(valList(o["executions"])[0])["id"]) != "24" {
 		t.Errorf("filtered = %v", o)
 	}
 	_, te = callTool(t, api, "list_executions", map[string]any{"routine_id": "four"})
-	wantErr(t, te, CodeInvalidArgument, "'routine_id' must be a whole number.")
+	wantErr(t, te, CodeInvalidArgument, "'routine_id' must be an integer (a whole number), not a string.")
 
 	big := newFakeAPI()
 	big.override = func(r *Request) (any, error, bool) {
@@ -147,7 +151,7 @@ func TestListExecutions(t *testing.T) {
 		}
 		return rows, nil, true
 	}
-	out, _ = callTool(t, big, "list_executions", map[string]any{"limit": 10000})
+	out, _ = callTool(t, big, "list_executions", map[string]any{"limit": 100})
 	if o := valMap(out); o["count"] != 100 || o["total"] != 500 || o["total_is_capped"] != true {
 		t.Errorf("capped = %v/%v/%v", o["count"], o["total"], o["total_is_capped"])
 	}
@@ -196,11 +200,11 @@ func TestRunSweep(t *testing.T) {
 	_, te = callTool(t, api, "run_sweep", map[string]any{"sources": []any{"arxiv"}})
 	wantErr(t, te, CodeInvalidArgument, "'query' is required.")
 	_, te = callTool(t, api, "run_sweep", map[string]any{"query": "x", "sources": []any{"arxiv"}, "ai_enabled": "sure"})
-	wantErr(t, te, CodeInvalidArgument, "'ai_enabled' requires true or false.")
+	wantErr(t, te, CodeInvalidArgument, "'ai_enabled' must be a boolean (true or false), not a string.")
 	if len(api.requests()) != 0 {
 		t.Fatal("refused call made a request")
 	}
-	out, te := callTool(t, api, "run_sweep", map[string]any{"query": "x", "sources": []any{"arxiv", "openalex"}, "ai_enabled": "false", "date_to": "2026"})
+	out, te := callTool(t, api, "run_sweep", map[string]any{"query": "x", "sources": []any{"arxiv", "openalex"}, "ai_enabled": false, "date_to": "2026"})
 	wantNoErr(t, te)
 	r := api.requests()[0]
 	want := map[string]any{"query": "x", "repositories": []string{"arxiv", "openalex"}, "max_results": int64(50), "ai_enabled": false, "date_to": "2026"}
@@ -211,7 +215,7 @@ func TestRunSweep(t *testing.T) {
 		t.Errorf("answer = %v", o)
 	}
 	api.reset()
-	callTool(t, api, "run_sweep", map[string]any{"query": "x", "sources": "arxiv", "max_results": "10"})
+	callTool(t, api, "run_sweep", map[string]any{"query": "x", "sources": []any{"arxiv"}, "max_results": 10})
 	if b := valMap(api.requests()[0].Body); !reflect.DeepEqual(b["repositories"], []string{"arxiv"}) || b["max_results"] != int64(10) {
 		t.Errorf("body = %v", b)
 	}

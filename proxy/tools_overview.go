@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"sort"
-	"strings"
 )
 
 // Overview tools: list_sources, get_analytics, get_watchdog_findings.
@@ -84,10 +82,9 @@ func toolGetAnalytics(ctx context.Context, api API, args map[string]any) (any, e
 	if terr != nil {
 		return nil, terr
 	}
-	path, ok := analyticsPaths[strings.ToLower(strings.TrimSpace(view))]
+	path, ok := analyticsPaths[view] // exactly as the schema's enum lists them
 	if !ok {
-		return nil, InvalidArgument(fmt.Sprintf("Unknown view %s. Expected one of: %s.",
-			pyRepr(view), strings.Join(analyticsViewNames(), ", ")))
+		return nil, InvalidArgument(enumSentences["get_analytics.view"](view, analyticsViewNames()))
 	}
 	var q url.Values
 	if w := stringArg(args, "window"); w != "" {
@@ -97,10 +94,7 @@ func toolGetAnalytics(ctx context.Context, api API, args map[string]any) (any, e
 }
 
 func toolGetWatchdogFindings(ctx context.Context, api API, args map[string]any) (any, error) {
-	muted, _, terr := flagArg(args, "include_muted")
-	if terr != nil {
-		return nil, terr
-	}
+	muted, _ := flagArg(args, "include_muted")
 	var q url.Values
 	if muted {
 		q = url.Values{"include_muted": {"true"}}

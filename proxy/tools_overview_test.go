@@ -76,7 +76,7 @@ func TestGetAnalyticsAndWatchdogRequests(t *testing.T) {
 	wantErr(t, te, CodeInvalidArgument, "Unknown view 'weather'. Expected one of: discovery-lag, keywords, overview, routine-health, sources, volume.")
 
 	api.reset()
-	callTool(t, api, "get_watchdog_findings", map[string]any{"include_muted": "true"})
+	callTool(t, api, "get_watchdog_findings", map[string]any{"include_muted": true})
 	callTool(t, api, "get_watchdog_findings", map[string]any{"include_muted": false})
 	if got := paths(api.requests()); !reflect.DeepEqual(got, []string{"GET /api/watchdog?include_muted=true", "GET /api/watchdog"}) {
 		t.Errorf("watchdog = %v", got)

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -16,7 +15,7 @@ import (
 
 func TestProfiles(t *testing.T) {
 	api := newFakeAPI()
-	out, te := callTool(t, api, "list_watch_profiles", map[string]any{"kind": " person "})
+	out, te := callTool(t, api, "list_watch_profiles", map[string]any{"kind": "person"})
 	wantNoErr(t, te)
 	if got := paths(api.requests()); got[0] != "GET /api/profiles?kind=person" {
 		t.Errorf("request = %v", got)
@@ -106,16 +105,15 @@ func TestCreateWatchProfile(t *testing.T) {
 // which a caller would report as "no profiles".
 func TestListWatchProfilesRefusesAnUnknownKind(t *testing.T) {
 	f := newFakeAPI()
-	_, err := toolListWatchProfiles(context.Background(), f, map[string]any{"kind": "persn"})
-	te, ok := err.(*ToolError)
-	if !ok || te.Code != CodeInvalidArgument || te.Message != "Unknown kind 'persn'. Use one of: person, institution, group." {
-		t.Fatalf("got %v", err)
+	_, te := callTool(t, f, "list_watch_profiles", map[string]any{"kind": "persn"})
+	if te == nil || te.Code != CodeInvalidArgument || te.Message != "Unknown kind 'persn'. Use one of: person, institution, group." {
+		t.Fatalf("got %v", te)
 	}
 	if n := len(f.requests()); n != 0 {
 		t.Fatalf("%d requests sent for a refused kind", n)
 	}
-	if _, err := toolListWatchProfiles(context.Background(), f, map[string]any{"kind": " institution "}); err != nil {
-		t.Fatalf("a valid kind was refused: %v", err)
+	if _, te := callTool(t, f, "list_watch_profiles", map[string]any{"kind": "institution"}); te != nil {
+		t.Fatalf("a valid kind was refused: %v", te)
 	}
 	if rs := f.requests(); len(rs) != 1 || rs[0].Query.Get("kind") != "institution" {
 		t.Fatalf("requests: %+v", rs)

@@ -12,10 +12,7 @@ import (
 // activate_routine, deactivate_routine.
 
 func toolListRoutines(ctx context.Context, api API, args map[string]any) (any, error) {
-	activeOnly, _, terr := flagArg(args, "active_only")
-	if terr != nil {
-		return nil, terr
-	}
+	activeOnly, _ := flagArg(args, "active_only")
 	limit, offset := limitArg(args), offsetArg(args)
 	res, err := callGet(ctx, api, "/api/routines", nil)
 	if err != nil {
@@ -200,10 +197,7 @@ func toolCreateRoutine(ctx context.Context, api API, args map[string]any) (any, 
 	if terr != nil {
 		return nil, terr
 	}
-	aiEnabled, _, terr := flagArg(args, "ai_enabled")
-	if terr != nil {
-		return nil, terr
-	}
+	aiEnabled, _ := flagArg(args, "ai_enabled")
 	params := map[string]any{"query": strings.Join(keywords, " "), "repositories": sources}
 	// entity goes to the backend unexamined: its validator also governs the app's own editor,
 	// and two validators for one rule drift apart.

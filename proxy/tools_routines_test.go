@@ -43,7 +43,7 @@ func TestListRoutines(t *testing.T) {
 		t.Errorf("paged = %v", o)
 	}
 	_, te = callTool(t, api, "list_routines", map[string]any{"active_only": "perhaps"})
-	wantErr(t, te, CodeInvalidArgument, "true or false")
+	wantErr(t, te, CodeInvalidArgument, "'active_only' must be a boolean (true or false), not a string.")
 }
 
 func TestGetRoutine(t *testing.T) {
@@ -242,7 +242,7 @@ func TestRunRoutineAndToggles(t *testing.T) {
 
 	for _, action := range []string{"activate", "deactivate"} {
 		api.reset()
-		out, te := callTool(t, api, action+"_routine", map[string]any{"routine_id": "4"})
+		out, te := callTool(t, api, action+"_routine", map[string]any{"routine_id": 4})
 		wantNoErr(t, te)
 		r := api.requests()
 		if len(r) != 1 || r[0].Method != http.MethodPost || r[0].Path != "/api/routines/4/"+action || r[0].Body != nil || r[0].Query != nil || !r[0].Write {
@@ -252,7 +252,7 @@ func TestRunRoutineAndToggles(t *testing.T) {
 			t.Errorf("%s: not passed through: %v", action, out)
 		}
 		_, te = callTool(t, api, action+"_routine", map[string]any{"routine_id": true})
-		wantErr(t, te, CodeInvalidArgument, "whole number")
+		wantErr(t, te, CodeInvalidArgument, "'routine_id' must be an integer (a whole number), not a boolean.")
 	}
 }
 

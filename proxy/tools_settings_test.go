@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +18,7 @@ import (
 
 func TestUpdateSettings(t *testing.T) {
 	api := newFakeAPI()
-	out, te := callTool(t, api, "update_settings", map[string]any{"group": " ai ", "settings": map[string]any{"ai_effort": "low"}})
+	out, te := callTool(t, api, "update_settings", map[string]any{"group": "ai", "settings": map[string]any{"ai_effort": "low"}})
 	wantNoErr(t, te)
 	reqs := api.requests()
 	if got := paths(reqs); !reflect.DeepEqual(got, []string{"GET /api/settings/ai", "PUT /api/settings/ai", "GET /api/settings/ai"}) {
@@ -93,9 +94,17 @@ func TestUpdateSettings(t *testing.T) {
 			t.Errorf("message = %s", te.Message)
 		}
 	}
-	for _, s := range []any{nil, map[string]any{}, "ai_effort=low", []any{"x"}} {
-		_, te := callTool(t, newFakeAPI(), "update_settings", map[string]any{"group": "ai", "settings": s})
-		wantErr(t, te, CodeInvalidArgument, "'settings' must be a non-empty object.")
+	for _, c := range []struct {
+		settings any
+		want     string
+	}{
+		{nil, "'settings' must be a non-empty object."},
+		{map[string]any{}, "'settings' must be a non-empty object."},
+		{"ai_effort=low", "'settings' must be an object, not a string."},
+		{[]any{"x"}, "'settings' must be an object, not an array."},
+	} {
+		_, te := callTool(t, newFakeAPI(), "update_settings", map[string]any{"group": "ai", "settings": c.settings})
+		wantErr(t, te, CodeInvalidArgument, c.want)
 	}
 
 	// Unknown keys: refused, not dropped; no PUT.
@@ -143,12 +152,13 @@ func TestUpdateSettings(t *testing.T) {
 // settingsBackend is a tiny stateful settings group whose PUT can be held open, to interleave
 // two update_settings calls the way a harness pipelining requests in one session does.
 type settingsBackend struct {
-	mu       sync.Mutex
-	values   map[string]any
-	log      []string
-	holdPUT  chan struct{} // the first PUT waits for this to close
-	putSeen  chan struct{} // closed when the first PUT arrives
-	putCount int
+	mu            sync.Mutex
+	values        map[string]any
+	log           []string
+	holdPUT       chan struct{} // the first PUT waits for this to close
+	putSeen       chan struct{} // closed when the first PUT arrives
+	putCount      int
+	settingsTurns // one backend instance's turns, as the Upstream keeps them
 }
 
 func (b *settingsBackend) Call(ctx context.Context, r *Request) (any, error) {
@@ -235,7 +245,7 @@ func TestUpdateSettingsDiffIsNotAnotherCallsChange(t *testing.T) {
 
 func TestUpdateSettingsWaitingTurnHonoursCancellation(t *testing.T) {
 	b := &settingsBackend{values: map[string]any{"smtp_server": ""}}
-	turn := settingsTurn(b, "email")
+	turn := b.settingsTurn("email")
 	turn <- struct{}{} // someone else holds the group on this backend
 	defer func() { <-turn }()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -253,7 +263,7 @@ func TestUpdateSettingsWaitingTurnHonoursCancellation(t *testing.T) {
 // The turn is per backend: a group held on one instance does not hold up another instance.
 func TestUpdateSettingsTurnIsPerBackend(t *testing.T) {
 	busy := &settingsBackend{values: map[string]any{"smtp_server": ""}}
-	turn := settingsTurn(busy, "email")
+	turn := busy.settingsTurn("email")
 	turn <- struct{}{}
 	defer func() { <-turn }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -291,4 +301,39 @@ func TestSettingsToolsAgainstTheSimulator(t *testing.T) {
 		_, te = callTool(t, api, "update_settings", map[string]any{"group": "ai", "settings": map[string]any{"ai_provder": "x"}})
 		wantErr(t, te, CodeInvalidArgument, "no setting called 'ai_provder'")
 	})
+}
+
+// update_settings' turns live on the upstream they belong to: once an upstream that ran it is
+// closed and dropped, nothing in the package keeps it reachable (they were once in a global
+// map that was never pruned).
+func TestClosedUpstreamIsNotKeptReachableBySettingsTurns(t *testing.T) {
+	f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			coreWriteJSON(w, 200, map[string]any{"success": true})
+			return
+		}
+		coreWriteJSON(w, 200, map[string]any{"smtp_server": "mail.example.org"})
+	})
+	src := newCoreSource()
+	src.set(f.backend(), nil)
+	collected := make(chan struct{})
+	func() {
+		u := NewUpstream(src, corePatient)
+		runtime.AddCleanup(u, func(ch chan struct{}) { close(ch) }, collected)
+		if _, te := callTool(t, u, "update_settings", map[string]any{"group": "email", "settings": map[string]any{"smtp_server": "x"}}); te != nil {
+			t.Fatalf("update_settings: %v", te)
+		}
+		u.Close()
+	}()
+	ctx := coreCtx(t)
+	for {
+		runtime.GC()
+		select {
+		case <-collected:
+			return
+		case <-ctx.Done():
+			t.Fatal("the closed upstream is still reachable after update_settings ran on it")
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
