@@ -38,8 +38,8 @@ type UpstreamOptions struct {
 // Upstream is the API the tools use in the daemon: it follows a discovery.Source across
 // backend generations (the hot swap), keeping one Client per generation.
 type Upstream struct {
-	src  discovery.Source
-	opts UpstreamOptions
+	src           discovery.Source
+	opts          UpstreamOptions
 	settingsTurns // update_settings' per-group turns for this backend
 
 	mu     sync.Mutex
