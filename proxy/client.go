@@ -271,6 +271,11 @@ func decodeSuccess(body []byte, contentType string) (any, *ToolError) {
 	if isJSONType(contentType) {
 		return nil, NewError(CodeUpstreamError, MsgNotJSON, nil)
 	}
+	if isHTMLType(contentType) {
+		// No route a tool calls answers with a web page: something else is on the port, or a
+		// proxy answered. Never relayed as an export's text.
+		return nil, NewError(CodeUpstreamError, MsgWrongShape("data", "a web page"), map[string]any{"received": "a web page"})
+	}
 	return string(body), nil
 }
 
@@ -285,6 +290,11 @@ func decodeJSON(b []byte) (any, bool) {
 		return nil, false // trailing data
 	}
 	return v, true
+}
+
+func isHTMLType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
 }
 
 func isJSONType(ct string) bool {

@@ -174,7 +174,9 @@ func (f *fakeAPI) answer(r *Request) (any, error) {
 	case get && strings.HasSuffix(p, "/lifecycle"):
 		return decodeJSONText(`{"document_id":7,"events":[],"checked_at":null,"check_status":null}`), nil
 	case get && strings.HasPrefix(p, "/api/analytics/"):
-		return map[string]any{"served": p}, nil
+		// Each view's own key, so every view's reply has the shape the tool checks.
+		return map[string]any{"served": p, "summary": map[string]any{}, "series": []any{}, "sources": []any{},
+			"keywords": []any{}, "routines": []any{}}, nil
 	case get && p == "/api/watchdog":
 		return decodeJSONText(`{"findings":[],"not_enough_data":[{"reason":"1 run"}],"thresholds":{"consecutive_errors":3}}`), nil
 	case post && p == "/api/export/references":

@@ -63,12 +63,14 @@ func toolSearchCorpus(ctx context.Context, api API, args map[string]any) (any, e
 	if err != nil {
 		return nil, err
 	}
-	r := valMap(res)
+	r, rows, terr := objectWithRows(res, "a page of search results", "results")
+	if terr != nil {
+		return nil, terr
+	}
 	served := "keyword"
 	if r["sort"] == "similarity" {
 		served = "semantic"
 	}
-	rows := valList(r["results"])
 	papers := make([]any, 0, len(rows))
 	for _, row := range rows {
 		p := compactPaper(row)
@@ -111,8 +113,10 @@ func toolFindSimilar(ctx context.Context, api API, args map[string]any) (any, er
 	if err != nil {
 		return nil, err
 	}
-	r := valMap(res)
-	rows := valList(r["neighbours"])
+	r, rows, terr := objectWithRows(res, "a list of similar papers", "neighbours")
+	if terr != nil {
+		return nil, terr
+	}
 	papers := make([]any, 0, len(rows))
 	for _, row := range rows {
 		p := compactPaper(row)
@@ -133,21 +137,29 @@ func toolFindSimilar(ctx context.Context, api API, args map[string]any) (any, er
 }
 
 // passthroughByID builds a read tool that GETs one path keyed by an integer argument and
-// returns the body unchanged (the caveats in these bodies must reach the harness intact).
-func passthroughByID(key, pathFormat string) Handler {
+// returns the body unchanged (the caveats in these bodies must reach the harness intact),
+// once it is the object it should be: what names it and the key it must hold.
+func passthroughByID(key, pathFormat, what, mustHave string) Handler {
 	return func(ctx context.Context, api API, args map[string]any) (any, error) {
 		id, terr := intArg(args, key)
 		if terr != nil {
 			return nil, terr
 		}
-		return callGet(ctx, api, idPath(pathFormat, id), nil)
+		res, err := callGet(ctx, api, idPath(pathFormat, id), nil)
+		if err != nil {
+			return nil, err
+		}
+		if _, terr := replyObject(res, what, mustHave); terr != nil {
+			return nil, terr
+		}
+		return res, nil
 	}
 }
 
 var (
-	toolExplainMatch      = passthroughByID("doc_id", "/api/documents/%d/why")
-	toolGetPaperLifecycle = passthroughByID("doc_id", "/api/documents/%d/lifecycle")
-	toolGetSearchRecord   = passthroughByID("exec_id", "/api/executions/%d/search-record")
+	toolExplainMatch      = passthroughByID("doc_id", "/api/documents/%d/why", "a match explanation", "verdict")
+	toolGetPaperLifecycle = passthroughByID("doc_id", "/api/documents/%d/lifecycle", "a paper's lifecycle", "events")
+	toolGetSearchRecord   = passthroughByID("exec_id", "/api/executions/%d/search-record", "a search record", "record_type")
 )
 
 func toolExportReferences(ctx context.Context, api API, args map[string]any) (any, error) {
@@ -160,7 +172,8 @@ func toolExportReferences(ctx context.Context, api API, args map[string]any) (an
 		return nil, terr
 	}
 	if hasExec {
-		return callGet(ctx, api, idPath("/api/executions/%d/references", execID), url.Values{"format": {format}})
+		res, err := callGet(ctx, api, idPath("/api/executions/%d/references", execID), url.Values{"format": {format}})
+		return exportText(res, err, format)
 	}
 	raw, _ := arrayItems(args["doc_ids"])
 	if len(raw) == 0 {
@@ -174,5 +187,33 @@ func toolExportReferences(ctx context.Context, api API, args map[string]any) (an
 		}
 		ids = append(ids, n)
 	}
-	return callPost(ctx, api, "/api/export/references", map[string]any{"document_ids": ids, "format": format}, false)
+	res, err := callPost(ctx, api, "/api/export/references", map[string]any{"document_ids": ids, "format": format}, false)
+	return exportText(res, err, format)
+}
+
+// exportText checks an export is the file asked for: text for bibtex, ris and csv (an empty
+// selection is an empty file), a list of references for json.
+func exportText(res any, err error, format string) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	switch v := res.(type) {
+	case nil:
+		if format != "json" {
+			return "", nil
+		}
+	case string:
+		if format != "json" && !looksLikeHTML(v) {
+			return v, nil
+		}
+	case []any:
+		if format == "json" {
+			rows, terr := replyList(v, "a JSON reference export")
+			if terr != nil {
+				return nil, terr
+			}
+			return rows, nil
+		}
+	}
+	return nil, wrongShape("a "+format+" reference export", res, false)
 }

@@ -57,7 +57,14 @@ func toolHealth(ctx context.Context, api API, args map[string]any) (any, error) 
 	if terr != nil {
 		return nil, terr
 	}
-	return identityGet(ctx, api, "/api/health", expected)
+	res, err := identityGet(ctx, api, "/api/health", expected)
+	if err != nil {
+		return nil, err
+	}
+	if _, terr := replyObject(res, "resmon's health", "version"); terr != nil {
+		return nil, terr
+	}
+	return res, nil
 }
 
 func toolGetExecution(ctx context.Context, api API, args map[string]any) (any, error) {
@@ -75,7 +82,14 @@ func toolGetExecution(ctx context.Context, api API, args map[string]any) (any, e
 			return nil, err
 		}
 	}
-	return identityGet(ctx, api, idPath("/api/executions/%d", execID), expected)
+	res, err := identityGet(ctx, api, idPath("/api/executions/%d", execID), expected)
+	if err != nil {
+		return nil, err
+	}
+	if _, terr := replyObject(res, "an execution", "id", "status"); terr != nil {
+		return nil, terr
+	}
+	return res, nil
 }
 
 // executionStatuses is resmon's closed vocabulary of execution states: a misspelt filter is
@@ -97,7 +111,10 @@ func toolListExecutions(ctx context.Context, api API, args map[string]any) (any,
 	if err != nil {
 		return nil, err
 	}
-	all := valList(res)
+	all, terr := replyList(res, "a list of executions")
+	if terr != nil {
+		return nil, terr
+	}
 	rows := make([]any, 0, len(all))
 	for _, row := range all {
 		r := valMap(row)
@@ -151,7 +168,10 @@ func toolGetExecutionResults(ctx context.Context, api API, args map[string]any) 
 		}
 		res = parsed
 	}
-	rows := valList(res)
+	rows, terr := replyList(res, "an execution's reference export")
+	if terr != nil {
+		return nil, terr
+	}
 	papers := make([]any, 0, min(limit, len(rows)))
 	for _, row := range pageRows(rows, offset, limit) {
 		papers = append(papers, compactPaper(row))
@@ -188,8 +208,16 @@ func toolRunSweep(ctx context.Context, api API, args map[string]any) (any, error
 	if err != nil {
 		return nil, err
 	}
+	started, terr := writeReply(res, "a started sweep", "execution_id")
+	if terr != nil {
+		return nil, terr
+	}
+	id, terr := integerField(started, "execution_id", "a started sweep", true)
+	if terr != nil {
+		return nil, terr
+	}
 	return map[string]any{
-		"execution_id": valMap(res)["execution_id"],
+		"execution_id": id,
 		"detail":       "Started. Poll get_execution for progress.",
 	}, nil
 }

@@ -197,20 +197,24 @@ func settingsAnswer(group string, requested []string, before, after map[string]a
 }
 
 // readSettings GETs a group's writable map. For embeddings that is the nested "settings"
-// object: the capability and provider metadata beside it are not settings.
+// object: the capability and provider metadata beside it are not settings. A reply that is not
+// a non-empty map (every group has keys) is the reference's sentence, as upstream_error: the
+// fault is the backend's, and an empty map would make every key look unknown.
 func readSettings(ctx context.Context, api API, path, group, when string) (map[string]any, error) {
 	res, err := callGet(ctx, api, path, nil)
 	if err != nil {
 		return nil, err
 	}
-	m, ok := res.(map[string]any)
-	if !ok {
-		return nil, NewError(CodeInternalError, fmt.Sprintf("resmon did not return the '%s' settings group%s.", group, when), nil)
+	m, _ := res.(map[string]any)
+	if len(m) == 0 {
+		return nil, NewError(CodeUpstreamError, fmt.Sprintf("resmon did not return the '%s' settings group%s.", group, when),
+			map[string]any{"received": replyKind(res)})
 	}
 	if group == "embeddings" {
-		nested, ok := m["settings"].(map[string]any)
-		if !ok {
-			return nil, NewError(CodeInternalError, "resmon did not return embedding settings"+when+".", nil)
+		nested, _ := m["settings"].(map[string]any)
+		if len(nested) == 0 {
+			return nil, NewError(CodeUpstreamError, "resmon did not return embedding settings"+when+".",
+				map[string]any{"received": replyKind(m["settings"])})
 		}
 		return nested, nil
 	}

@@ -140,11 +140,11 @@ func TestUpdateSettings(t *testing.T) {
 		return decodeJSONText(`{"anything":"x","id":1}`), nil, true
 	}
 	_, te = callTool(t, flat, "update_settings", map[string]any{"group": "embeddings", "settings": map[string]any{"embedding_model": "n"}})
-	wantErr(t, te, CodeInternalError, "resmon did not return embedding settings.")
+	wantErr(t, te, CodeUpstreamError, "resmon did not return embedding settings.")
 	notObject := newFakeAPI()
 	notObject.override = func(*Request) (any, error, bool) { return []any{}, nil, true }
 	_, te = callTool(t, notObject, "update_settings", map[string]any{"group": "ai", "settings": map[string]any{"ai_effort": "n"}})
-	wantErr(t, te, CodeInternalError, "resmon did not return the 'ai' settings group.")
+	wantErr(t, te, CodeUpstreamError, "resmon did not return the 'ai' settings group.")
 	_, te = callTool(t, newFakeAPI(), "update_settings", map[string]any{"group": "ai", "settings": map[string]any{"ai_effort": []any{"x"}}})
 	wantErr(t, te, CodeInvalidArgument, "'ai_effort' takes a text value.")
 }
