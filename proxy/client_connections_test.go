@@ -40,7 +40,7 @@ func TestClientTransportErrors(t *testing.T) {
 		defer c.Close()
 		_, err := c.Call(ctx, &Request{Method: "POST", Path: "/api/routines", Body: map[string]any{}, Write: true})
 		te := coreToolErr(t, err)
-		if te.Code != CodeBackendUnavailable || te.Message != MsgTransport || !te.BackendGone || te.Sent {
+		if te.Code != CodeBackendUnavailable || te.Message != MsgNotSent || !te.BackendGone || te.Sent {
 			t.Fatalf("%+v", te)
 		}
 		if !reflect.DeepEqual(te.Detail, map[string]any{"tried": []string{base}, "reason": "ConnectError"}) {

@@ -220,7 +220,7 @@ func TestUpstreamUnsentWriteIsNotRetriedEither(t *testing.T) {
 	defer u.Close()
 	_, err := u.Call(coreCtx(t), &Request{Method: "POST", Path: "/api/routines", Write: true})
 	te := coreToolErr(t, err)
-	if te.Message != MsgTransport || te.Detail["reason"] != "ConnectError" || b.requests.Load() != 0 {
+	if te.Message != MsgNotSent || te.Detail["reason"] != "ConnectError" || b.requests.Load() != 0 {
 		t.Fatalf("%+v b=%d", te, b.requests.Load())
 	}
 }
