@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/resmongw/resmongw/scrub"
@@ -18,6 +19,15 @@ import (
 
 // ServerName is reported as serverInfo.name.
 const ServerName = "resmon"
+
+// Instructions is the initialize answer's instructions: what a model must know before it
+// chooses a tool, read at every session start, so it is kept to a few sentences.
+const Instructions = "These tools answer from the person's own resmon app. " +
+	"Caveats, warnings and each match's basis are part of every answer: repeat them whenever you report a result, " +
+	"and never present a name_only or name+affiliation match as the person's own paper. " +
+	"Tools marked requires_confirmation change things: call one only after the person has confirmed that exact call. " +
+	"run_sweep and run_routine return an execution_id at once; poll get_execution for progress. " +
+	"backend_unavailable means resmon is not running (closed), never that nothing was found: say so, and suggest starting the app."
 
 // ServerOptions configures NewServer.
 type ServerOptions struct {
@@ -82,8 +92,9 @@ func NewServer(api API, opts *ServerOptions) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Version: ContractVersion}, &mcp.ServerOptions{
 		Logger: o.Logger,
 		// The reference advertises exactly {"tools": {}}: the list never changes, so no
-		// listChanged, and there is no logging.
+		// listChanged, and there is no logging, no resources and no prompts (unservedMethods).
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Instructions: Instructions,
 	})
 	d := &dispatcher{api: api, byName: make(map[string]*Tool, len(o.Tools)), onCall: o.OnCall}
 	for i := range o.Tools {
@@ -129,10 +140,24 @@ type callState struct {
 	code string
 }
 
-// middleware answers unknown tools the reference's way (an isError result, not a protocol
-// error) and reports every call to OnCall.
+// unservedMethods belong to capabilities this server does not advertise (initialize says
+// {"tools": {}} and nothing else). The SDK would answer resources/list and prompts/list with
+// empty lists carrying its own cache fields; a method a server does not offer is -32601 in
+// MCP, which is also how the reference answers every method it lacks.
+var unservedMethods = map[string]bool{
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+	"prompts/list": true, "prompts/get": true,
+	"logging/setLevel": true, "completion/complete": true,
+}
+
+// middleware refuses the unserved methods, answers unknown tools the reference's way (an
+// isError result, not a protocol error) and reports every call to OnCall.
 func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if unservedMethods[method] {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method}
+		}
 		if method != methodCallTool {
 			return next(ctx, method, req)
 		}

@@ -99,6 +99,9 @@ func TestServerNegotiatesLegacyVersions(t *testing.T) {
 			if ir.Capabilities == nil || ir.Capabilities.Tools == nil || ir.Capabilities.Tools.ListChanged {
 				t.Fatalf("capabilities %+v", ir.Capabilities)
 			}
+			if ir.Instructions != Instructions {
+				t.Fatalf("instructions %q", ir.Instructions)
+			}
 			res, err := cs.CallTool(coreCtx(t), &mcp.CallToolParams{Name: "bibtex"})
 			if err != nil || res.IsError {
 				t.Fatalf("%v %+v", err, res)
@@ -389,5 +392,24 @@ func TestShortName(t *testing.T) {
 	}
 	if got := shortName("a\xffb"); got != "a\ufffdb" {
 		t.Errorf("invalid UTF-8 kept: %q", got)
+	}
+}
+
+// The initialize instructions say, in a few sentences, what a model must hold to before it
+// picks a tool: caveats and basis travel with every answer and are repeated, a write needs the
+// person's confirmation, runs return at once and are polled with get_execution, and
+// backend_unavailable means resmon is closed, never "no results". Short: read at every start.
+func TestInstructionsCarryTheRulesAModelNeeds(t *testing.T) {
+	for _, phrase := range []string{"Caveats", "basis", "repeat them", "name_only", "requires_confirmation", "confirmed",
+		"run_sweep and run_routine return an execution_id at once", "poll get_execution", "backend_unavailable means resmon is not running", "never that nothing was found"} {
+		if !strings.Contains(Instructions, phrase) {
+			t.Errorf("instructions lack %q", phrase)
+		}
+	}
+	if n := len(Instructions); n > 700 {
+		t.Errorf("instructions are %d characters; they are read at every session start, keep them under 700", n)
+	}
+	if n := strings.Count(Instructions, ". "); n > 6 {
+		t.Errorf("instructions have %d sentences; keep them to a few", n+1)
 	}
 }
