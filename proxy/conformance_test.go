@@ -31,7 +31,9 @@ func conformanceTools() []Tool {
 	obj := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}
 	return []Tool{
 		{Name: "echo", Description: "Echoes its arguments.", InputSchema: obj,
-			Handler: func(_ context.Context, _ API, args map[string]any) (any, error) { return map[string]any{"args": args}, nil }},
+			Handler: func(_ context.Context, _ API, args map[string]any) (any, error) {
+				return map[string]any{"args": args}, nil
+			}},
 		{Name: "fails", Description: "Fails with a plain error.", InputSchema: obj,
 			Handler: func(context.Context, API, map[string]any) (any, error) { return nil, errors.New("internal detail") }},
 		{Name: "create_thing", Description: "A write.", InputSchema: obj, RequiresConfirmation: true,
