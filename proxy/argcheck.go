@@ -90,30 +90,43 @@ func checkValue(key, path string, prop map[string]any, v any) *ToolError {
 		if !ok {
 			return typeError(path, prop, got)
 		}
-		itemSchema, _ := prop["items"].(map[string]any)
-		for i, item := range items {
-			if item == nil && itemSchema != nil {
-				return typeError(fmt.Sprintf("%s[%d]", path, i), itemSchema, "null")
-			}
-			if terr := checkValue(key+"[]", fmt.Sprintf("%s[%d]", path, i), itemSchema, item); terr != nil {
-				return terr
-			}
-		}
+		return checkItems(key, path, prop, items)
 	case "object":
 		m, ok := v.(map[string]any)
 		if !ok {
 			return typeError(path, prop, got)
 		}
-		inner, _ := prop["properties"].(map[string]any)
-		for _, name := range sortedKeys(inner) {
-			iv, ok := m[name]
-			if !ok || iv == nil {
-				continue
-			}
-			ip, _ := inner[name].(map[string]any)
-			if terr := checkValue(key+"."+name, path+"."+name, ip, iv); terr != nil {
-				return terr
-			}
+		return checkProperties(key, path, prop, m)
+	}
+	return nil
+}
+
+// checkItems checks each element of an array against the schema's items.
+func checkItems(key, path string, prop map[string]any, items []any) *ToolError {
+	itemSchema, _ := prop["items"].(map[string]any)
+	for i, item := range items {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		if item == nil && itemSchema != nil {
+			return typeError(at, itemSchema, "null") // a list of ids holds no null
+		}
+		if terr := checkValue(key+"[]", at, itemSchema, item); terr != nil {
+			return terr
+		}
+	}
+	return nil
+}
+
+// checkProperties checks the declared properties of an object argument (entity).
+func checkProperties(key, path string, prop map[string]any, m map[string]any) *ToolError {
+	inner, _ := prop["properties"].(map[string]any)
+	for _, name := range sortedKeys(inner) {
+		iv, ok := m[name]
+		if !ok || iv == nil {
+			continue
+		}
+		ip, _ := inner[name].(map[string]any)
+		if terr := checkValue(key+"."+name, path+"."+name, ip, iv); terr != nil {
+			return terr
 		}
 	}
 	return nil

@@ -33,10 +33,9 @@ func coreTools() []Tool {
 			}
 			return map[string]any{"args": args, "types": types}, nil
 		}},
-		{Name: "alpha_boom", Description: "panics", InputSchema: obj, Handler: func(context.Context, API, map[string]any) (any, error) {
-			var m map[string]int
-			m["x"]++ // nil map write: a runtime panic
-			return nil, nil
+		{Name: "alpha_boom", Description: "panics", InputSchema: obj, Handler: func(_ context.Context, _ API, args map[string]any) (any, error) {
+			var none []int
+			return none[len(args)], nil // index out of range: a runtime panic
 		}},
 		{Name: "fails", Description: "plain error", InputSchema: obj, Handler: func(context.Context, API, map[string]any) (any, error) {
 			return nil, errors.New("secret internals at /home/x")
