@@ -213,6 +213,35 @@ func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {
 	}
 }
 
+// CallTool runs the named tool of the package table with raw JSON arguments exactly as
+// tools/call does — arguments decoded, checked against the schema, the handler run, anything
+// that is not a *ToolError (an error or a panic) made internal_error — and returns the payload
+// for the result's text (the contract's error object when isError). It is the entry point for
+// a caller that serves tools/call without the SDK; ToolResult renders its answer.
+func CallTool(ctx context.Context, api API, name string, raw json.RawMessage) (payload any, isError bool) {
+	t, ok := toolIndex[name]
+	if !ok {
+		return errorPayload(InvalidArgument("Unknown tool '" + name + "'.")), true
+	}
+	v, terr := runTool(ctx, api, t, raw)
+	if terr != nil {
+		return errorPayload(terr), true
+	}
+	return v, false
+}
+
+// toolIndex finds the rows of the package table by name.
+var toolIndex = func() map[string]*Tool {
+	m := make(map[string]*Tool, len(Tools))
+	for i := range Tools {
+		m[Tools[i].Name] = &Tools[i]
+	}
+	return m
+}()
+
+// ToolResult renders a payload as the reference does (see toolResult).
+func ToolResult(payload any, isError bool) *mcp.CallToolResult { return toolResult(payload, isError) }
+
 // runTool decodes the arguments and runs the handler, turning anything that is not a
 // *ToolError (an error or a panic) into the reference's internal_error, never a stack trace.
 func runTool(ctx context.Context, api API, t *Tool, raw json.RawMessage) (payload any, terr *ToolError) {
