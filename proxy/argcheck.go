@@ -225,25 +225,21 @@ func arrayItems(v any) ([]any, bool) {
 	case []any:
 		return x, true
 	case []string:
-		out := make([]any, len(x))
-		for i, s := range x {
-			out[i] = s
-		}
-		return out, true
+		return anySlice(x), true
 	case []int:
-		out := make([]any, len(x))
-		for i, n := range x {
-			out[i] = n
-		}
-		return out, true
+		return anySlice(x), true
 	case []int64:
-		out := make([]any, len(x))
-		for i, n := range x {
-			out[i] = n
-		}
-		return out, true
+		return anySlice(x), true
 	}
 	return nil, false
+}
+
+func anySlice[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
 }
 
 // schemaType is the declared type in the schema's own words ("array of strings" for items).

@@ -52,33 +52,24 @@ func wrongTypeCases() []argCase {
 	var cases []argCase
 	for _, tool := range Tools {
 		base := toolArgs[tool.Name]
-		props, _ := tool.InputSchema["properties"].(map[string]any)
+		props := propertiesOf(tool.InputSchema)
 		for _, name := range sortedKeys(props) {
 			prop := props[name].(map[string]any)
 			typ, _ := prop["type"].(string)
-			for _, kind := range sortedKeys(jsonKinds) {
-				if admits(typ, kind) {
-					continue
-				}
+			for _, kind := range wrongKinds(typ) {
 				cases = append(cases, argCase{tool.Name, name, typ, withArg(base, name, jsonKinds[kind])})
 			}
 			if items, ok := prop["items"].(map[string]any); ok {
 				it, _ := items["type"].(string)
-				for _, kind := range sortedKeys(jsonKinds) {
-					if !admits(it, kind) {
-						cases = append(cases, argCase{tool.Name, name + "[1]", it,
-							withArg(base, name, []any{validItem(it), jsonKinds[kind]})})
-					}
+				for _, kind := range wrongKinds(it) {
+					cases = append(cases, argCase{tool.Name, name + "[1]", it,
+						withArg(base, name, []any{validItem(it), jsonKinds[kind]})})
 				}
 			}
-			inner, _ := prop["properties"].(map[string]any)
+			inner := propertiesOf(prop)
 			for _, in := range sortedKeys(inner) {
-				ip := inner[in].(map[string]any)
-				ityp, _ := ip["type"].(string)
-				for _, kind := range sortedKeys(jsonKinds) {
-					if admits(ityp, kind) {
-						continue
-					}
+				ityp, _ := inner[in].(map[string]any)["type"].(string)
+				for _, kind := range wrongKinds(ityp) {
 					cases = append(cases, argCase{tool.Name, name + "." + in, ityp,
 						withArg(base, name, withArg(validEntity, in, jsonKinds[kind]))})
 				}
@@ -86,6 +77,17 @@ func wrongTypeCases() []argCase {
 		}
 	}
 	return cases
+}
+
+// wrongKinds lists, in name order, the JSON kinds a property of schema type typ does not take.
+func wrongKinds(typ string) []string {
+	var out []string
+	for _, kind := range sortedKeys(jsonKinds) {
+		if !admits(typ, kind) {
+			out = append(out, kind)
+		}
+	}
+	return out
 }
 
 func validItem(typ string) any {

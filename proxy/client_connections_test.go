@@ -68,14 +68,7 @@ func TestClientTransportErrors(t *testing.T) {
 	})
 
 	t.Run("request timeout", func(t *testing.T) {
-		release := make(chan struct{})
-		defer close(release)
-		f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-		})
+		f := newHangingFake(t)
 		c := NewClient(f.backend(), &ClientOptions{RequestTimeout: 100 * time.Millisecond})
 		defer c.Close()
 		_, err := c.Call(ctx, &Request{Path: "/api/executions"})

@@ -24,12 +24,7 @@ import (
 // coreTestTimeout bounds every test's waits; nothing here should come near it.
 const coreTestTimeout = 20 * time.Second
 
-func coreCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), coreTestTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
+func coreCtx(t *testing.T) context.Context { return testkit.Context(t, coreTestTimeout) }
 
 // coreFake is a fake backend on 127.0.0.1: it checks the bearer token like the guard does,
 // counts requests and new connections, and answers with handle.
@@ -75,6 +70,21 @@ func newCoreFake(t testing.TB, handle http.HandlerFunc) *coreFake {
 	}
 	f.srv.Start()
 	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// newHangingFake is a backend that takes every request and never answers it: the request
+// waits until the client gives up (or the test ends).
+func newHangingFake(t testing.TB) *coreFake {
+	t.Helper()
+	release := make(chan struct{})
+	f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	t.Cleanup(func() { close(release) }) // runs before the server's Close, so nothing waits on it
 	return f
 }
 
@@ -235,14 +245,7 @@ func coreDropper(w http.ResponseWriter, r *http.Request) {
 // coreEventually waits (bounded) for cond, for effects that happen on another goroutine.
 func coreEventually(t *testing.T, cond func() bool) {
 	t.Helper()
-	ctx := coreCtx(t)
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("condition not reached")
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	testkit.WaitFor(t, coreTestTimeout, cond, "the condition")
 }
 
 // The doubles and the real types satisfy the interfaces the code uses.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -325,15 +326,13 @@ func TestClosedUpstreamIsNotKeptReachableBySettingsTurns(t *testing.T) {
 		}
 		u.Close()
 	}()
-	ctx := coreCtx(t)
-	for {
+	testkit.WaitFor(t, coreTestTimeout, func() bool {
 		runtime.GC()
 		select {
 		case <-collected:
-			return
-		case <-ctx.Done():
-			t.Fatal("the closed upstream is still reachable after update_settings ran on it")
-		case <-time.After(time.Millisecond):
+			return true
+		default:
+			return false
 		}
-	}
+	}, "the closed upstream to be collected (it is still reachable after update_settings ran on it)")
 }

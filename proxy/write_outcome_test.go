@@ -15,14 +15,7 @@ import (
 // detail.reason ReadTimeout, and is still never replayed. A connection that broke keeps
 // MsgWriteInterrupted (TestUpstreamNeverReplaysWrite).
 func TestTimedOutWriteSaysItTimedOut(t *testing.T) {
-	release := make(chan struct{})
-	defer close(release)
-	f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	})
+	f := newHangingFake(t)
 	src := newCoreSource()
 	src.set(f.backend(), nil)
 	const timeout = 150 * time.Millisecond
