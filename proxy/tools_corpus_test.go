@@ -15,7 +15,7 @@ import (
 // The corpus tools: search_corpus, find_similar, explain_match, get_paper_lifecycle,
 // get_search_record's passthrough, export_references.
 
-func TestSearchCorpus(t *testing.T) {
+func TestSearchCorpusPagesByCursorAndSaysWhichModeItServed(t *testing.T) {
 	api := newFakeAPI()
 	for _, off := range []any{25, "3", true, -1} {
 		_, te := callTool(t, api, "search_corpus", map[string]any{"query": "x", "offset": off})
@@ -65,7 +65,7 @@ func TestSearchCorpus(t *testing.T) {
 	}
 }
 
-func TestFindSimilarAndPassthroughs(t *testing.T) {
+func TestFindSimilarAndTheCaveatReadsPassBodiesThrough(t *testing.T) {
 	api := newFakeAPI()
 	out, te := callTool(t, api, "find_similar", map[string]any{"doc_id": 1, "limit": 7})
 	wantNoErr(t, te)
@@ -103,7 +103,7 @@ func TestFindSimilarAndPassthroughs(t *testing.T) {
 	}
 }
 
-func TestExportReferences(t *testing.T) {
+func TestExportReferencesByExecutionOrChosenPapers(t *testing.T) {
 	api := newFakeAPI()
 	out, te := callTool(t, api, "export_references", map[string]any{"exec_id": 9, "doc_ids": []any{1}})
 	wantNoErr(t, te)

@@ -15,7 +15,7 @@ import (
 // The health and execution tools: health, get_execution (with runtime identity),
 // list_executions, get_execution_results, get_search_record, run_sweep.
 
-func TestHealthExpectation(t *testing.T) {
+func TestHealthChecksAnExpectedRuntimeID(t *testing.T) {
 	bad := map[any]string{
 		"": badRuntimeID, nil: badRuntimeID, "bad": badRuntimeID, strings.ToUpper(fakeRuntimeID): badRuntimeID,
 		"3f0c6a0e-8a0b-1e53-9d0f-2c5b1a7e9d41": badRuntimeID, "{" + fakeRuntimeID + "}": badRuntimeID,
@@ -62,7 +62,7 @@ func TestHealthExpectation(t *testing.T) {
 	wantErr(t, te, CodeIdentityUnavailable, "runtime identity")
 }
 
-func TestGetExecutionExpectation(t *testing.T) {
+func TestGetExecutionPreflightsAnExpectedRuntimeID(t *testing.T) {
 	api := newFakeAPI()
 	// The expectation is judged before exec_id.
 	_, te := callTool(t, api, "get_execution", map[string]any{"expected_runtime_id": "bad"})
@@ -114,7 +114,7 @@ func TestGetExecutionExpectation(t *testing.T) {
 	}
 }
 
-func TestListExecutions(t *testing.T) {
+func TestListExecutionsFiltersAndPagesTheRecentRuns(t *testing.T) {
 	api := newFakeAPI()
 	out, te := callTool(t, api, "list_executions", nil)
 	wantNoErr(t, te)
@@ -157,7 +157,7 @@ func TestListExecutions(t *testing.T) {
 	}
 }
 
-func TestGetExecutionResults(t *testing.T) {
+func TestGetExecutionResultsPagesTheExportWithCorpusIDs(t *testing.T) {
 	api := newFakeAPI()
 	out, te := callTool(t, api, "get_execution_results", map[string]any{"exec_id": 3})
 	wantNoErr(t, te)
@@ -193,7 +193,7 @@ func TestGetExecutionResults(t *testing.T) {
 	wantErr(t, te, CodeInvalidArgument, "Unknown export format")
 }
 
-func TestRunSweep(t *testing.T) {
+func TestRunSweepStartsAndReturnsTheExecutionID(t *testing.T) {
 	api := newFakeAPI()
 	_, te := callTool(t, api, "run_sweep", map[string]any{"query": "x"})
 	wantErr(t, te, CodeInvalidArgument, "'sources' is required.")

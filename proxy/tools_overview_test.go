@@ -12,7 +12,7 @@ import (
 
 // The overview tools: list_sources, get_analytics, get_watchdog_findings.
 
-func TestListSources(t *testing.T) {
+func TestListSourcesGivesKeyStatusNeverAKey(t *testing.T) {
 	api := newFakeAPI()
 	out, te := callTool(t, api, "list_sources", nil)
 	wantNoErr(t, te)
@@ -56,7 +56,7 @@ func TestListSources(t *testing.T) {
 	wantErr(t, te, CodeUpstreamError, "catalog broke")
 }
 
-func TestGetAnalyticsAndWatchdogRequests(t *testing.T) {
+func TestAnalyticsViewsAndWatchdogReachTheirRoutes(t *testing.T) {
 	api := newFakeAPI()
 	for view, path := range analyticsPaths {
 		api.reset()

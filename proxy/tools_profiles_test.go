@@ -13,7 +13,7 @@ import (
 // The watch-profile tools: list_watch_profiles, get_watch_profile, get_profile_matches,
 // create_watch_profile.
 
-func TestProfiles(t *testing.T) {
+func TestWatchProfileReadsKeepBasisWarningsAndTheGlossary(t *testing.T) {
 	api := newFakeAPI()
 	out, te := callTool(t, api, "list_watch_profiles", map[string]any{"kind": "person"})
 	wantNoErr(t, te)
@@ -73,7 +73,7 @@ func checkGlossary(t *testing.T, o map[string]any) {
 	}
 }
 
-func TestCreateWatchProfile(t *testing.T) {
+func TestCreateWatchProfileLiftsTheBasisWarning(t *testing.T) {
 	api := newFakeAPI()
 	_, te := callTool(t, api, "create_watch_profile", map[string]any{})
 	wantErr(t, te, CodeInvalidArgument, "'name' is required.")

@@ -15,7 +15,7 @@ import (
 // The routine tools: list_routines, get_routine, create_routine, run_routine,
 // activate_routine, deactivate_routine.
 
-func TestListRoutines(t *testing.T) {
+func TestListRoutinesReadsTermsFromStoredParameters(t *testing.T) {
 	api := newFakeAPI()
 	out, te := callTool(t, api, "list_routines", nil)
 	wantNoErr(t, te)
@@ -46,7 +46,7 @@ func TestListRoutines(t *testing.T) {
 	wantErr(t, te, CodeInvalidArgument, "'active_only' must be a boolean (true or false), not a string.")
 }
 
-func TestGetRoutine(t *testing.T) {
+func TestGetRoutineAddsCoverageAndDeliveryWithoutAddresses(t *testing.T) {
 	api := newFakeAPI()
 	_, te := callTool(t, api, "get_routine", map[string]any{})
 	wantErr(t, te, CodeInvalidArgument, "routine_id")
@@ -132,7 +132,7 @@ func TestGetRoutine(t *testing.T) {
 	wantErr(t, te, CodeNotFound, "Routine not found")
 }
 
-func TestCreateRoutine(t *testing.T) {
+func TestCreateRoutineCreatesItInactive(t *testing.T) {
 	api := newFakeAPI()
 	for _, k := range []string{"name", "keywords", "sources", "schedule"} {
 		args := map[string]any{}
@@ -194,7 +194,7 @@ func TestCreateRoutine(t *testing.T) {
 	wantErr(t, te, CodeInvalidArgument, "profile does not exist")
 }
 
-func TestRunRoutineAndToggles(t *testing.T) {
+func TestRunRoutineNamesTheRunningExecutionAndTogglesPassThrough(t *testing.T) {
 	api := newFakeAPI()
 	out, te := callTool(t, api, "run_routine", map[string]any{"routine_id": 7})
 	wantNoErr(t, te)

@@ -17,7 +17,7 @@ import (
 // update_settings: the allowlist, credential-shaped names, unknown keys, boolean fields, the
 // before/after diff, and one update per backend and group at a time.
 
-func TestUpdateSettings(t *testing.T) {
+func TestUpdateSettingsGuardsAndReportsTheBackendsOwnDiff(t *testing.T) {
 	api := newFakeAPI()
 	out, te := callTool(t, api, "update_settings", map[string]any{"group": "ai", "settings": map[string]any{"ai_effort": "low"}})
 	wantNoErr(t, te)
