@@ -20,14 +20,25 @@ import (
 // ServerName is reported as serverInfo.name.
 const ServerName = "resmon"
 
-// Instructions is the initialize answer's instructions: what a model must know before it
-// chooses a tool, read at every session start, so it is kept to a few sentences.
-const Instructions = "These tools answer from the person's own resmon app. " +
-	"Caveats, warnings and each match's basis are part of every answer: repeat them whenever you report a result, " +
-	"and never present a name_only or name+affiliation match as the person's own paper. " +
-	"Tools marked requires_confirmation change things: call one only after the person has confirmed that exact call. " +
-	"run_sweep and run_routine return an execution_id at once; poll get_execution for progress. " +
-	"backend_unavailable means resmon is not running (closed), never that nothing was found: say so, and suggest starting the app."
+// Instructions is the initialize answer's instructions for a table: what a model must know
+// before it chooses a tool, read at every session start, so it is kept to a few sentences.
+// The writes are named from the table itself: harnesses commonly drop requires_confirmation
+// before the model sees tools/list, so the flag alone would not tell it which tools they are.
+func Instructions(tools []Tool) string {
+	var writes []string
+	for _, t := range tools {
+		if t.RequiresConfirmation {
+			writes = append(writes, t.Name)
+		}
+	}
+	return "These tools answer from the person's own resmon app. " +
+		"Caveats, warnings and each match's basis are part of every answer: repeat them whenever you report a result, " +
+		"and never present a name_only or name+affiliation match as the person's own paper. " +
+		"The tools that change things (" + strings.Join(writes, ", ") + ") need the person's confirmation: " +
+		"call one only after they have confirmed that exact call. " +
+		"run_sweep and run_routine return an execution_id at once; poll get_execution for progress. " +
+		"backend_unavailable means resmon is not running (closed), never that nothing was found: say so, and suggest starting the app."
+}
 
 // ServerOptions configures NewServer.
 type ServerOptions struct {
@@ -94,7 +105,7 @@ func NewServer(api API, opts *ServerOptions) *mcp.Server {
 		// The reference advertises exactly {"tools": {}}: the list never changes, so no
 		// listChanged, and there is no logging, no resources and no prompts (unservedMethods).
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
-		Instructions: Instructions,
+		Instructions: Instructions(o.Tools),
 	})
 	d := &dispatcher{api: api, byName: make(map[string]*Tool, len(o.Tools)), onCall: o.OnCall}
 	for i := range o.Tools {

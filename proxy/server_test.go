@@ -98,7 +98,7 @@ func TestServerNegotiatesLegacyVersions(t *testing.T) {
 			if ir.Capabilities == nil || ir.Capabilities.Tools == nil || ir.Capabilities.Tools.ListChanged {
 				t.Fatalf("capabilities %+v", ir.Capabilities)
 			}
-			if ir.Instructions != Instructions {
+			if ir.Instructions != Instructions(tools) {
 				t.Fatalf("instructions %q", ir.Instructions)
 			}
 			res, err := cs.CallTool(coreCtx(t), &mcp.CallToolParams{Name: "bibtex"})
@@ -399,16 +399,24 @@ func TestShortName(t *testing.T) {
 // person's confirmation, runs return at once and are polled with get_execution, and
 // backend_unavailable means resmon is closed, never "no results". Short: read at every start.
 func TestInstructionsCarryTheRulesAModelNeeds(t *testing.T) {
-	for _, phrase := range []string{"Caveats", "basis", "repeat them", "name_only", "requires_confirmation", "confirmed",
-		"run_sweep and run_routine return an execution_id at once", "poll get_execution", "backend_unavailable means resmon is not running", "never that nothing was found"} {
-		if !strings.Contains(Instructions, phrase) {
+	text := Instructions(Tools)
+	for _, phrase := range []string{"Caveats", "basis", "repeat them", "name_only", "need the person's confirmation",
+		"confirmed that exact call", "run_sweep and run_routine return an execution_id at once", "poll get_execution",
+		"backend_unavailable means resmon is not running", "never that nothing was found"} {
+		if !strings.Contains(text, phrase) {
 			t.Errorf("instructions lack %q", phrase)
 		}
 	}
-	if n := len(Instructions); n > 700 {
-		t.Errorf("instructions are %d characters; they are read at every session start, keep them under 700", n)
+	// Every write is named (from the table), and no read is.
+	for _, tool := range Tools {
+		if strings.Contains(text, tool.Name) != tool.RequiresConfirmation && tool.Name != "get_execution" {
+			t.Errorf("%s: named in the instructions = %v, a write = %v", tool.Name, strings.Contains(text, tool.Name), tool.RequiresConfirmation)
+		}
 	}
-	if n := strings.Count(Instructions, ". "); n > 6 {
+	if n := len(text); n > 800 {
+		t.Errorf("instructions are %d characters; they are read at every session start, keep them under 800", n)
+	}
+	if n := strings.Count(text, ". "); n > 6 {
 		t.Errorf("instructions have %d sentences; keep them to a few", n+1)
 	}
 }
