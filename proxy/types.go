@@ -130,11 +130,11 @@ type Handler func(ctx context.Context, api API, args map[string]any) (any, error
 
 // Tool is one row of the tool table, the single source for tools/list, READ_TOOLS and WRITE_TOOLS.
 type Tool struct {
-	Name string
-	// Summary is one line (at most 80 characters, no caveats) for listings such as
-	// `resmongw tools`; Description is what a model reads, caveats and all.
-	Summary     string
+	Name        string
 	Description string
+	// Summary is the one line `resmongw tools` prints (no caveats: those live in Description).
+	// While it is empty, the first sentence of Description stands in.
+	Summary     string
 	InputSchema map[string]any // {"type":"object", ...}
 	// RequiresConfirmation is resmon's own field, emitted on every tool in tools/list: true
 	// for the 7 writes, false for the 18 reads.
