@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 )
 
@@ -15,9 +14,11 @@ const (
 )
 
 // Argument values arrive as decoded JSON, so a number may be float64, json.Number or (from Go
-// callers and tests) an int. The helpers below accept all of them.
+// callers and tests) an int. By the time a handler reads them, Tool.Run has checked each one
+// against the tool's schema (checkArguments), so the readers below only pick values out: the
+// type, enum and bounds are already right, and there is no second copy of those rules here.
 
-// present reports whether args carries a usable value for key: the reference treats a missing
+// hasArg reports whether args carries a usable value for key: the reference treats a missing
 // key, null and "" alike as absent ("'<key>' is required."). An empty list is present.
 func hasArg(args map[string]any, key string) bool {
 	v, ok := args[key]
@@ -32,26 +33,6 @@ func hasArg(args map[string]any, key string) bool {
 
 func requiredError(key string) *ToolError {
 	return InvalidArgument(fmt.Sprintf("'%s' is required.", key))
-}
-
-func wholeNumberError(key string) *ToolError {
-	return InvalidArgument(fmt.Sprintf("'%s' must be a whole number.", key))
-}
-
-// lenientInt converts v the way Python's int() does for the reference's limit and offset:
-// integers, numeric strings ("12", " 12 "), floats (truncated) and booleans (0/1).
-func lenientInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case bool:
-		if x {
-			return 1, true
-		}
-		return 0, true
-	case string:
-		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-		return n, err == nil
-	}
-	return numberInt(v, true)
 }
 
 // numberInt converts a JSON number (any of the decoded forms) to int64. With truncate false a
@@ -100,30 +81,20 @@ func numberInt(v any, truncate bool) (int64, bool) {
 	return int64(f), true
 }
 
-// intArg returns an identifier argument. Unlike limit, an identifier is not coerced from a
-// boolean or truncated from a fraction: run_routine(true) meaning "routine 1" is a trap, not
-// leniency. Numeric strings are accepted, as in the reference.
+// intArg returns a required integer argument (an id).
 func intArg(args map[string]any, key string) (int64, *ToolError) {
 	if !hasArg(args, key) {
 		return 0, requiredError(key)
 	}
-	return parseIntValue(args[key], key)
+	return checkedInt(args[key], key)
 }
 
-func parseIntValue(v any, key string) (int64, *ToolError) {
-	switch x := v.(type) {
-	case bool:
-		return 0, wholeNumberError(key)
-	case string:
-		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-		if err != nil {
-			return 0, wholeNumberError(key)
-		}
-		return n, nil
-	}
+// checkedInt reads a value checkArguments has passed as an integer. The refusal is only
+// reachable by a caller that skipped Tool.Run.
+func checkedInt(v any, key string) (int64, *ToolError) {
 	n, ok := numberInt(v, false)
 	if !ok {
-		return 0, wholeNumberError(key)
+		return 0, InvalidArgument(fmt.Sprintf("'%s' must be a whole number.", key))
 	}
 	return n, nil
 }
@@ -133,58 +104,32 @@ func optionalIntArg(args map[string]any, key string) (n int64, ok bool, err *Too
 	if !hasArg(args, key) {
 		return 0, false, nil
 	}
-	n, err = parseIntValue(args[key], key)
+	n, err = checkedInt(args[key], key)
 	return n, err == nil, err
 }
 
-// limitArg is the page size: default 25, anything unreadable becomes 25, clamped to 1..100.
+// limitArg is the page size: 25 when absent (the schema bounds it to 1..100).
 func limitArg(args map[string]any) int {
-	n, ok := int64(listDefaultLimit), false
-	if v, has := args["limit"]; has && v != nil {
-		n, ok = lenientInt(v)
-		if !ok {
-			n = listDefaultLimit
-		}
+	if n, ok, _ := optionalIntArg(args, "limit"); ok {
+		return int(n)
 	}
-	return int(min(max(n, 1), listMaxLimit))
+	return listDefaultLimit
 }
 
-// offsetArg is the page start: default 0; negative or unreadable becomes 0.
+// offsetArg is the page start: 0 when absent (the schema keeps it at 0 or more). An offset
+// beyond any list is an empty page, so it is capped where an int is small.
 func offsetArg(args map[string]any) int {
-	v, has := args["offset"]
-	if !has || v == nil {
-		return 0
-	}
-	n, ok := lenientInt(v)
+	n, ok, _ := optionalIntArg(args, "offset")
 	if !ok || n < 0 {
 		return 0
 	}
-	if n > math.MaxInt32 {
-		n = math.MaxInt32
-	}
-	return int(n)
+	return int(min(n, math.MaxInt32))
 }
 
-// stringArg returns a string argument ("" when absent). A non-string scalar is rendered
-// as text so that a harness sending 42 for a name is not refused for a type nit.
+// stringArg returns a string argument ("" when absent).
 func stringArg(args map[string]any, key string) string {
-	switch x := args[key].(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case json.Number:
-		return x.String()
-	case bool:
-		return strconv.FormatBool(x)
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	case int:
-		return strconv.Itoa(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	}
-	return ""
+	s, _ := args[key].(string)
+	return s
 }
 
 // requiredStringArg is stringArg for a required key.
@@ -201,52 +146,33 @@ func requiredStringListArg(args map[string]any, key string) ([]string, *ToolErro
 	if !hasArg(args, key) {
 		return nil, requiredError(key)
 	}
-	l, terr := stringListArg(args, key)
-	if terr == nil && l == nil {
-		l = []string{}
+	if l := stringListArg(args, key); l != nil {
+		return l, nil
 	}
-	return l, terr
+	return []string{}, nil
 }
 
-// stringListArg reads an array-of-strings argument. A single string is taken as a
-// one-element list (the reference turned it into a list of its characters).
-func stringListArg(args map[string]any, key string) ([]string, *ToolError) {
-	switch x := args[key].(type) {
-	case nil:
-		return nil, nil
-	case string:
-		if x == "" {
-			return nil, nil
-		}
-		return []string{x}, nil
-	case []string:
-		return x, nil
-	case []any:
-		out := make([]string, 0, len(x))
-		for _, e := range x {
-			s, ok := e.(string)
-			if !ok {
-				return nil, InvalidArgument(fmt.Sprintf("'%s' must be a list of strings.", key))
-			}
+// stringListArg reads an array-of-strings argument (nil when absent).
+func stringListArg(args map[string]any, key string) []string {
+	items, ok := arrayItems(args[key])
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(items))
+	for _, e := range items {
+		if s, ok := e.(string); ok {
 			out = append(out, s)
 		}
-		return out, nil
 	}
-	return nil, InvalidArgument(fmt.Sprintf("'%s' must be a list of strings.", key))
+	return out
 }
 
-// flagArg reads a boolean argument: a JSON boolean, or "true"/"false" in any case (the
-// reference's bool("false") was true, which turned a refusal into a yes). ok is false when
-// the key is absent or null.
-func flagArg(args map[string]any, key string) (val, ok bool, terr *ToolError) {
-	v, has := args[key]
-	if !has || v == nil {
-		return false, false, nil
-	}
-	if b, good := parseFlag(v); good {
-		return b, true, nil
-	}
-	return false, false, InvalidArgument(fmt.Sprintf("'%s' requires true or false.", key))
+// flagArg reads a boolean argument; ok is false when the key is absent or null. The schema
+// admits only a JSON boolean: the reference's bool("false") was true, which turned a refusal
+// into a yes, and a string is refused rather than guessed at.
+func flagArg(args map[string]any, key string) (val, ok bool) {
+	b, ok := args[key].(bool)
+	return b, ok
 }
 
 // parseFlag accepts a JSON boolean or the strings "true"/"false" (trimmed, any case).

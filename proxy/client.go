@@ -64,6 +64,9 @@ type Client struct {
 	transport *http.Transport
 	http      *http.Client
 	closed    atomic.Bool
+
+	writeOnce sync.Once
+	writeHTTP *http.Client // see writeClient
 }
 
 var errRequestTimeout = errors.New("request timeout")
@@ -105,6 +108,21 @@ func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
 	}
 }
 
+// writeClient sends writes, each on a connection opened for it: a clone of the pool's
+// transport (same dialer and limits) with keep-alives off. A pooled connection may be one the
+// backend has already closed (it crashed or restarted a moment ago); a write sent on it fails
+// only after its bytes are out, so its outcome would look unknown although the backend never
+// read it. On a fresh connection, a refused dial is certainly "not sent", and a failure after
+// the request is written is truly "outcome unknown". Writes are rare; the handshake is cheap.
+func (c *Client) writeClient() *http.Client {
+	c.writeOnce.Do(func() {
+		t := c.transport.Clone()
+		t.DisableKeepAlives = true
+		c.writeHTTP = &http.Client{Transport: t, CheckRedirect: c.http.CheckRedirect}
+	})
+	return c.writeHTTP
+}
+
 // Backend is the generation this client calls.
 func (c *Client) Backend() *discovery.Backend { return c.backend }
 
@@ -118,17 +136,12 @@ func (c *Client) Close() {
 	c.transport.CloseIdleConnections()
 }
 
-// callInfoMu guards CallInfo updates: a tool may make its backend calls from several goroutines.
-var callInfoMu sync.Mutex
-
 func (c *Client) note(ctx context.Context) {
-	if ci := CallInfoFrom(ctx); ci != nil {
-		callInfoMu.Lock()
+	updateCallInfo(ctx, func(ci *CallInfo) {
 		ci.Requests++
 		ci.BaseURL = c.base
 		ci.RuntimeID = c.backend.RuntimeID()
-		callInfoMu.Unlock()
-	}
+	})
 }
 
 // Call performs r against this generation. It returns the decoded success body (JSON numbers
@@ -147,18 +160,28 @@ func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
 
 	rctx, cancel := context.WithTimeoutCause(ctx, c.opts.RequestTimeout, errRequestTimeout)
 	defer cancel()
-	var gotConn atomic.Bool
+	var gotConn, wrote atomic.Bool
 	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
+		// The whole request is on the wire: from here the backend may act on it.
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
 	})
 
 	req, terr := c.newRequest(rctx, r)
 	if terr != nil {
 		return nil, terr
 	}
-	resp, err := c.http.Do(req)
+	hc := c.http
+	if r.Write {
+		hc = c.writeClient()
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, c.failure(ctx, rctx, err, gotConn.Load())
+		return nil, c.failure(ctx, rctx, err, sendState{connected: gotConn.Load(), written: wrote.Load()})
 	}
 	defer resp.Body.Close()
 
@@ -176,7 +199,7 @@ func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
 	limit := c.opts.MaxResponseBytes
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, c.failure(ctx, rctx, err, true)
+		return nil, c.failure(ctx, rctx, err, sendState{connected: true, written: true})
 	}
 	if int64(len(body)) > limit {
 		return nil, NewError(CodeUpstreamError, MsgTooLarge(limit), nil)
@@ -226,34 +249,6 @@ func (c *Client) newRequest(ctx context.Context, r *Request) (*http.Request, *To
 	return req, nil
 }
 
-// failure classifies a transport error. The reason names follow httpx's exception classes,
-// which is what the reference reports in detail.reason.
-func (c *Client) failure(parent, rctx context.Context, err error, gotConn bool) *ToolError {
-	if parent.Err() != nil {
-		return cancelledError(c.base)
-	}
-	if errors.Is(context.Cause(rctx), errRequestTimeout) {
-		if gotConn {
-			return transportError(c.base, reasonReadTimeout, true)
-		}
-		return transportError(c.base, "ConnectTimeout", false)
-	}
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "dial" {
-		if op.Timeout() {
-			return transportError(c.base, "ConnectTimeout", false)
-		}
-		return transportError(c.base, "ConnectError", false)
-	}
-	if !gotConn {
-		return transportError(c.base, "ConnectError", false)
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return transportError(c.base, "RemoteProtocolError", true)
-	}
-	return transportError(c.base, "ReadError", true)
-}
-
 // cancelledError is returned when the caller gave up (the MCP client cancelled or went away).
 // It is not BackendGone: the backend did nothing wrong.
 func cancelledError(base string) *ToolError {
@@ -277,6 +272,11 @@ func decodeSuccess(body []byte, contentType string) (any, *ToolError) {
 	if isJSONType(contentType) {
 		return nil, NewError(CodeUpstreamError, MsgNotJSON, nil)
 	}
+	if isHTMLType(contentType) {
+		// No route a tool calls answers with a web page: something else is on the port, or a
+		// proxy answered. Never relayed as an export's text.
+		return nil, NewError(CodeUpstreamError, MsgWrongShape("data", "a web page"), map[string]any{"received": "a web page"})
+	}
 	return string(body), nil
 }
 
@@ -291,6 +291,11 @@ func decodeJSON(b []byte) (any, bool) {
 		return nil, false // trailing data
 	}
 	return v, true
+}
+
+func isHTMLType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
 }
 
 func isJSONType(ct string) bool {

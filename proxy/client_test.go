@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,12 +9,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/scrub"
 )
+
+// What the client sends: the guard's headers, the loopback base, the identity check, no token
+// anywhere it could leak.
 
 func TestClientSendsGuardHeaders(t *testing.T) {
 	type seen struct {
@@ -84,247 +85,6 @@ func TestClientBaseFromPortIsIPLiteral(t *testing.T) {
 	}
 	if c.Backend() != b {
 		t.Fatal("Backend() is not the generation given")
-	}
-}
-
-func TestClientStatusMappingEndToEnd(t *testing.T) {
-	f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
-		status, _ := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/status/"))
-		switch status {
-		case 409:
-			if r.URL.Query().Get("expected_runtime_id") != "" {
-				coreWriteJSON(w, 409, map[string]any{"detail": map[string]any{"code": "instance_mismatch",
-					"message": MsgInstanceMismatch, "expected_runtime_id": r.URL.Query().Get("expected_runtime_id"),
-					"actual_runtime_id": testActual}})
-				return
-			}
-			w.Header().Set("X-Resmon-Conflict", "routine_already_running")
-			w.Header().Set("X-Resmon-Execution-Id", "12")
-			coreWriteJSON(w, 409, map[string]any{"detail": "This routine is already running as execution 12."})
-		case 422:
-			coreWriteJSON(w, 422, map[string]any{"detail": []any{map[string]any{"type": "missing", "loc": []any{"body"}, "msg": "Field required"}}})
-		case 403:
-			coreWriteJSON(w, 403, map[string]any{"detail": map[string]any{"reason": "host_refused", "message": "x"}})
-		default:
-			coreWriteJSON(w, status, map[string]any{"detail": "backend says " + strconv.Itoa(status)})
-		}
-	})
-	c := NewClient(f.backend(), nil)
-	defer c.Close()
-	ctx := coreCtx(t)
-	cases := []struct {
-		status   int
-		expected string
-		code     string
-		msg      string
-	}{
-		{400, "", CodeInvalidArgument, "backend says 400"},
-		{403, "", CodeInternalError, MsgUnexpected},
-		{404, "", CodeNotFound, "backend says 404"},
-		{405, "", CodeInternalError, "backend says 405"},
-		{409, "", CodeConflict, "This routine is already running as execution 12."},
-		{409, testExpected, CodeInstanceMismatch, MsgInstanceMismatch},
-		{422, "", CodeInvalidArgument, MsgRejected},
-		{429, "", CodeConflict, "backend says 429"},
-		{500, "", CodeUpstreamError, "backend says 500"},
-		{503, "", CodeUpstreamError, "backend says 503"},
-	}
-	for _, tc := range cases {
-		r := &Request{Method: "GET", Path: "/status/" + strconv.Itoa(tc.status), ExpectedRuntimeID: tc.expected}
-		if tc.expected != "" {
-			r.Query = url.Values{"expected_runtime_id": {tc.expected}}
-		}
-		v, err := c.Call(ctx, r)
-		te := coreToolErr(t, err)
-		if v != nil || te.Code != tc.code || te.Message != tc.msg || te.BackendGone {
-			t.Errorf("%d: got %v %+v", tc.status, v, te)
-		}
-	}
-	// The conflict headers reach the detail; the mismatch carries both ids.
-	_, err := c.Call(ctx, &Request{Method: "POST", Path: "/status/409", Write: true})
-	if d := coreToolErr(t, err).Detail; d["conflict"] != "routine_already_running" || d["execution_id"] != int64(12) {
-		t.Errorf("conflict detail %v", d)
-	}
-	_, err = c.Call(ctx, &Request{Path: "/status/409", Query: url.Values{"expected_runtime_id": {testExpected}}, ExpectedRuntimeID: testExpected})
-	want := map[string]any{"expected_runtime_id": testExpected, "actual_runtime_id": testActual}
-	if d := coreToolErr(t, err).Detail; !reflect.DeepEqual(d, want) {
-		t.Errorf("mismatch detail %v", d)
-	}
-}
-
-func TestClientSuccessBodies(t *testing.T) {
-	f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/empty":
-			w.WriteHeader(200)
-		case "/ids":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"id": 9007199254740993, "score": 0.1, "big": 12345678901234567890, "list": [1, 2.50]}`))
-		case "/bibtex":
-			w.Header().Set("Content-Type", "application/x-bibtex; charset=utf-8")
-			_, _ = w.Write([]byte("@article{a1,\n  title={X}\n}\n"))
-		case "/json-as-text":
-			w.Header().Set("Content-Type", "text/plain")
-			_, _ = w.Write([]byte(`[1,"two"]`))
-		case "/broken":
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			_, _ = w.Write([]byte(`{"papers": [1, 2`))
-		case "/trailing":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(`{"a":1} {"b":2}`))
-		case "/problem":
-			w.Header().Set("Content-Type", "application/problem+json")
-			_, _ = w.Write([]byte(`not json`))
-		}
-	})
-	c := NewClient(f.backend(), nil)
-	defer c.Close()
-	ctx := coreCtx(t)
-	call := func(p string) (any, error) { return c.Call(ctx, &Request{Method: "GET", Path: p}) }
-
-	if v, err := call("/empty"); v != nil || err != nil {
-		t.Fatalf("empty: %v %v", v, err)
-	}
-	v, err := call("/ids")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, _ := json.Marshal(v)
-	if string(out) != `{"big":12345678901234567890,"id":9007199254740993,"list":[1,2.50],"score":0.1}` {
-		t.Fatalf("numbers did not round-trip exactly: %s", out)
-	}
-	if v, err := call("/bibtex"); err != nil || v != "@article{a1,\n  title={X}\n}\n" {
-		t.Fatalf("bibtex: %#v %v", v, err)
-	}
-	if v, err := call("/json-as-text"); err != nil || !reflect.DeepEqual(v, []any{json.Number("1"), "two"}) {
-		t.Fatalf("json as text/plain: %#v %v", v, err)
-	}
-	for _, p := range []string{"/broken", "/trailing", "/problem"} {
-		v, err := call(p)
-		te := coreToolErr(t, err)
-		if v != nil || te.Code != CodeUpstreamError || te.Message != MsgNotJSON || te.BackendGone {
-			t.Fatalf("%s: %v %+v", p, v, te)
-		}
-	}
-}
-
-func TestClientBoundsResponseSize(t *testing.T) {
-	const limit = 4096
-	f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
-		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = w.Write([]byte(strings.Repeat("x", n)))
-	})
-	c := NewClient(f.backend(), &ClientOptions{MaxResponseBytes: limit})
-	defer c.Close()
-	ctx := coreCtx(t)
-	v, err := c.Call(ctx, &Request{Path: "/big", Query: url.Values{"n": {strconv.Itoa(limit)}}})
-	if err != nil || len(v.(string)) != limit {
-		t.Fatalf("at the limit: %v", err)
-	}
-	_, err = c.Call(ctx, &Request{Path: "/big", Query: url.Values{"n": {strconv.Itoa(limit + 1)}}})
-	te := coreToolErr(t, err)
-	if te.Code != CodeUpstreamError || te.Message != MsgTooLarge(limit) || te.BackendGone {
-		t.Fatalf("over the limit: %+v", te)
-	}
-	// The client stays usable afterwards.
-	if _, err := c.Call(ctx, &Request{Path: "/big", Query: url.Values{"n": {"3"}}}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestClientTransportErrors(t *testing.T) {
-	ctx := coreCtx(t)
-
-	t.Run("refused connection is not sent", func(t *testing.T) {
-		port := coreDeadPort(t)
-		base := "http://127.0.0.1:" + strconv.Itoa(port)
-		c := NewClient(&discovery.Backend{BaseURL: base, Port: port, Token: discovery.Token(testkit.NewToken(t))}, nil)
-		defer c.Close()
-		_, err := c.Call(ctx, &Request{Method: "POST", Path: "/api/routines", Body: map[string]any{}, Write: true})
-		te := coreToolErr(t, err)
-		if te.Code != CodeBackendUnavailable || te.Message != MsgTransport || !te.BackendGone || te.Sent {
-			t.Fatalf("%+v", te)
-		}
-		if !reflect.DeepEqual(te.Detail, map[string]any{"tried": []string{base}, "reason": "ConnectError"}) {
-			t.Fatalf("detail %v", te.Detail)
-		}
-	})
-
-	t.Run("connection dropped mid-request may have been sent", func(t *testing.T) {
-		f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
-			conn, _, err := http.NewResponseController(w).Hijack()
-			if err == nil {
-				_ = conn.Close()
-			}
-		})
-		c := NewClient(f.backend(), nil)
-		defer c.Close()
-		_, err := c.Call(ctx, &Request{Method: "POST", Path: "/api/routines/4/activate", Write: true})
-		te := coreToolErr(t, err)
-		if te.Code != CodeBackendUnavailable || te.Message != MsgTransport || !te.BackendGone || !te.Sent {
-			t.Fatalf("%+v", te)
-		}
-		if r := te.Detail["reason"]; r != "RemoteProtocolError" && r != "ReadError" {
-			t.Fatalf("reason %v", r)
-		}
-	})
-
-	t.Run("request timeout", func(t *testing.T) {
-		release := make(chan struct{})
-		defer close(release)
-		f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-		})
-		c := NewClient(f.backend(), &ClientOptions{RequestTimeout: 100 * time.Millisecond})
-		defer c.Close()
-		_, err := c.Call(ctx, &Request{Path: "/api/executions"})
-		te := coreToolErr(t, err)
-		if te.Code != CodeBackendUnavailable || !te.BackendGone || !te.Sent || te.Detail["reason"] != "ReadTimeout" {
-			t.Fatalf("%+v", te)
-		}
-	})
-
-	t.Run("caller cancellation is not the backend's fault", func(t *testing.T) {
-		entered := make(chan struct{}, 1)
-		f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
-			entered <- struct{}{}
-			<-r.Context().Done()
-		})
-		c := NewClient(f.backend(), nil)
-		defer c.Close()
-		cctx, cancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-entered:
-			case <-ctx.Done():
-			}
-			cancel()
-		}()
-		_, err := c.Call(cctx, &Request{Path: "/api/executions"})
-		te := coreToolErr(t, err)
-		if te.Message != MsgCancelled || te.BackendGone {
-			t.Fatalf("%+v", te)
-		}
-	})
-}
-
-func TestClient401MeansBackendGone(t *testing.T) {
-	f := newCoreFake(t, nil)
-	b := f.backend()
-	b.Token = discovery.Token(testkit.NewToken(t)) // a stale token from an earlier run
-	c := NewClient(b, nil)
-	defer c.Close()
-	_, err := c.Call(coreCtx(t), &Request{Path: "/api/health"})
-	te := coreToolErr(t, err)
-	if te.Code != CodeBackendUnavailable || te.Message != MsgTokenRefused || !te.BackendGone || te.Sent {
-		t.Fatalf("%+v", te)
-	}
-	if !reflect.DeepEqual(te.Detail, map[string]any{"tried": []string{f.srv.URL}}) {
-		t.Fatalf("detail %v", te.Detail)
 	}
 }
 
@@ -463,33 +223,5 @@ func TestClientNeverLeaksToken(t *testing.T) {
 	}
 	if !scrub.Contains("x" + f.token + "y") {
 		t.Fatal("NewClient did not register the token with scrub")
-	}
-}
-
-func TestClientCloseDropsPooledConnections(t *testing.T) {
-	f := newCoreFake(t, nil)
-	c := NewClient(f.backend(), nil)
-	ctx := coreCtx(t)
-	for i := 0; i < 3; i++ {
-		if _, err := c.Call(ctx, &Request{Path: "/api/health"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := f.conns.Load(); n != 1 {
-		t.Fatalf("%d connections for 3 sequential calls; keep-alive not used", n)
-	}
-	c.Close()
-	if _, err := c.Call(ctx, &Request{Path: "/api/health"}); err != nil {
-		t.Fatal(err)
-	}
-	if n := f.conns.Load(); n != 2 {
-		t.Fatalf("after Close the pooled connection was reused (%d connections)", n)
-	}
-	// A closed client does not keep the connection it just used.
-	if _, err := c.Call(ctx, &Request{Path: "/api/health"}); err != nil {
-		t.Fatal(err)
-	}
-	if n := f.conns.Load(); n != 3 {
-		t.Fatalf("a closed client pooled a connection (%d connections)", n)
 	}
 }

@@ -1,7 +1,11 @@
 package proxy
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,6 +33,10 @@ const (
 	MsgCancelled        = "The request was cancelled before resmon answered."
 	MsgWriteInterrupted = "resmon restarted while this change was being sent, so whether it took effect is unknown. " +
 		"It was not sent again. Check the current state with a read tool before trying again."
+	// MsgNotSent is a failure before the request was written: the connection was refused or
+	// broke first, so the backend cannot have acted on it (a write changed nothing).
+	MsgNotSent = "resmon could not be reached, so the request was not sent and nothing was done. " +
+		"It has probably stopped or is restarting; try again once it is running."
 )
 
 // MsgTooLarge is the sentence for a reply over the size bound; the bound is named so a person
@@ -128,10 +136,49 @@ func conflictDetail(h http.Header) map[string]any {
 	return d
 }
 
+// sendState is how far a request got before it failed: a connection was had, and the whole
+// request was written to it (httptrace's GotConn and WroteRequest).
+type sendState struct{ connected, written bool }
+
+// failure classifies a transport error where it happens, by how far the request got. Until
+// the whole request is written the backend cannot have acted on it, so the failure says "not
+// sent"; once it is written, the outcome is unknown. (After a crash, the first call's refused
+// connection is "not sent": it is not "stopped responding part-way".) The reason names follow
+// httpx's exception classes, which is what the reference reports in detail.reason.
+func (c *Client) failure(parent, rctx context.Context, err error, s sendState) *ToolError {
+	if parent.Err() != nil {
+		return cancelledError(c.base)
+	}
+	timedOut := errors.Is(context.Cause(rctx), errRequestTimeout)
+	var op *net.OpError
+	dial := errors.As(err, &op) && op.Op == "dial"
+	switch {
+	case s.written && timedOut:
+		return transportError(c.base, reasonReadTimeout, true)
+	case s.written && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
+		return transportError(c.base, "RemoteProtocolError", true)
+	case s.written:
+		return transportError(c.base, "ReadError", true)
+	case dial && (timedOut || op.Timeout()), !dial && !s.connected && timedOut:
+		return transportError(c.base, "ConnectTimeout", false)
+	case dial, !s.connected:
+		return transportError(c.base, "ConnectError", false)
+	case timedOut:
+		return transportError(c.base, "WriteTimeout", false)
+	default:
+		return transportError(c.base, "WriteError", false)
+	}
+}
+
 // transportError is the reference's mapping of an HTTP transport failure: the generation that
-// was called is gone (BackendGone); sent says whether the request may have reached it.
+// was called is gone (BackendGone); sent says whether the request may have reached it, and the
+// message says which (the reference has one sentence for both).
 func transportError(base, reason string, sent bool) *ToolError {
-	e := NewError(CodeBackendUnavailable, MsgTransport, map[string]any{"tried": []string{base}, "reason": reason})
+	msg := MsgNotSent
+	if sent {
+		msg = MsgTransport
+	}
+	e := NewError(CodeBackendUnavailable, msg, map[string]any{"tried": []string{base}, "reason": reason})
 	e.BackendGone = true
 	e.Sent = sent
 	return e

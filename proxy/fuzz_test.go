@@ -20,7 +20,7 @@ var documentedCodes = map[string]bool{
 }
 
 // checkOutcome fails unless a handler's result is a JSON-encodable payload or an error the
-// server turns into a documented code. Handlers are called directly, without runTool's
+// server turns into a documented code. Tools are called through Tool.Run, without runTool's
 // recover, so a panic fails the fuzz run instead of hiding as internal_error.
 func checkOutcome(t *testing.T, tool string, v any, err error) {
 	t.Helper()
@@ -54,7 +54,8 @@ func (a *cannedAPI) Call(context.Context, *Request) (any, error) {
 
 // FuzzToolArguments: any arguments object (wrong types, negative or huge limits, malformed
 // cursors and ids, unicode) given to any of the 25 tools gives a payload or a documented
-// error, never a panic; arguments that are not an object are refused before any request.
+// error, never a panic; arguments that are not an object, or that the tool's schema refuses,
+// are refused before any request.
 func FuzzToolArguments(f *testing.F) {
 	answer := map[string]any{"status": "ok", "version": "2.3.0", "items": []any{}, "total": json.Number("0")}
 	f.Fuzz(func(t *testing.T, toolIdx uint8, raw []byte) {
@@ -69,8 +70,11 @@ func FuzzToolArguments(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		v, err := tool.Handler(ctx, api, args)
+		v, err := tool.Run(ctx, api, args)
 		checkOutcome(t, tool.Name, v, err)
+		if checkArguments(tool.Name, tool.InputSchema, args) != nil && api.n != 0 {
+			t.Fatalf("%s: arguments the schema refuses still sent %d request(s)", tool.Name, api.n)
+		}
 	})
 }
 
@@ -118,7 +122,7 @@ func FuzzBackendResponse(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		v, err := tool.Handler(ctx, client, args)
+		v, err := tool.Run(ctx, client, args)
 		checkOutcome(t, tool.Name, v, err)
 		var te *ToolError
 		if errors.As(err, &te) && te.Code == CodeBackendUnavailable && !te.BackendGone {

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/resmongw/resmongw/scrub"
@@ -18,6 +19,26 @@ import (
 
 // ServerName is reported as serverInfo.name.
 const ServerName = "resmon"
+
+// Instructions is the initialize answer's instructions for a table: what a model must know
+// before it chooses a tool, read at every session start, so it is kept to a few sentences.
+// The writes are named from the table itself: harnesses commonly drop requires_confirmation
+// before the model sees tools/list, so the flag alone would not tell it which tools they are.
+func Instructions(tools []Tool) string {
+	var writes []string
+	for _, t := range tools {
+		if t.RequiresConfirmation {
+			writes = append(writes, t.Name)
+		}
+	}
+	return "These tools answer from the person's own resmon app. " +
+		"Caveats, warnings and each match's basis are part of every answer: repeat them whenever you report a result, " +
+		"and never present a name_only or name+affiliation match as the person's own paper. " +
+		"The tools that change things (" + strings.Join(writes, ", ") + ") need the person's confirmation: " +
+		"call one only after they have confirmed that exact call. " +
+		"run_sweep and run_routine return an execution_id at once; poll get_execution for progress. " +
+		"backend_unavailable means resmon is not running (closed), never that nothing was found: say so, and suggest starting the app."
+}
 
 // ServerOptions configures NewServer.
 type ServerOptions struct {
@@ -82,8 +103,9 @@ func NewServer(api API, opts *ServerOptions) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Version: ContractVersion}, &mcp.ServerOptions{
 		Logger: o.Logger,
 		// The reference advertises exactly {"tools": {}}: the list never changes, so no
-		// listChanged, and there is no logging.
+		// listChanged, and there is no logging, no resources and no prompts (unservedMethods).
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Instructions: Instructions(o.Tools),
 	})
 	d := &dispatcher{api: api, byName: make(map[string]*Tool, len(o.Tools)), onCall: o.OnCall}
 	for i := range o.Tools {
@@ -127,13 +149,26 @@ type callStateKey struct{}
 // callState carries what the handler learned back out to the middleware that records it.
 type callState struct {
 	code string
-	info CallInfo
 }
 
-// middleware answers unknown tools the reference's way (an isError result, not a protocol
-// error) and reports every call to OnCall.
+// unservedMethods belong to capabilities this server does not advertise (initialize says
+// {"tools": {}} and nothing else). The SDK would answer resources/list and prompts/list with
+// empty lists carrying its own cache fields; a method a server does not offer is -32601 in
+// MCP, which is also how the reference answers every method it lacks.
+var unservedMethods = map[string]bool{
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+	"prompts/list": true, "prompts/get": true,
+	"logging/setLevel": true, "completion/complete": true,
+}
+
+// middleware refuses the unserved methods, answers unknown tools the reference's way (an
+// isError result, not a protocol error) and reports every call to OnCall.
 func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if unservedMethods[method] {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method}
+		}
 		if method != methodCallTool {
 			return next(ctx, method, req)
 		}
@@ -148,7 +183,7 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		var res mcp.Result
 		var err error
 		if known {
-			ctx = context.WithValue(WithCallInfo(ctx, &st.info), callStateKey{}, st)
+			ctx = context.WithValue(WithCallInfo(ctx, &CallInfo{}), callStateKey{}, st)
 			res, err = next(ctx, method, req)
 			if err != nil && st.code == "" {
 				st.code = "protocol_error"
@@ -165,9 +200,7 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			} else {
 				rec.Tool, rec.Requested = UnknownTool, shortName(name)
 			}
-			callInfoMu.Lock()
-			rec.Info = st.info
-			callInfoMu.Unlock()
+			rec.Info = snapshotCallInfo(ctx)
 			d.onCall(ctx, rec)
 		}
 		return res, err
@@ -191,6 +224,35 @@ func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {
 	}
 }
 
+// CallTool runs the named tool of the package table with raw JSON arguments exactly as
+// tools/call does — arguments decoded, checked against the schema, the handler run, anything
+// that is not a *ToolError (an error or a panic) made internal_error — and returns the payload
+// for the result's text (the contract's error object when isError). It is the entry point for
+// a caller that serves tools/call without the SDK; ToolResult renders its answer.
+func CallTool(ctx context.Context, api API, name string, raw json.RawMessage) (payload any, isError bool) {
+	t, ok := toolIndex[name]
+	if !ok {
+		return errorPayload(InvalidArgument("Unknown tool '" + name + "'.")), true
+	}
+	v, terr := runTool(ctx, api, t, raw)
+	if terr != nil {
+		return errorPayload(terr), true
+	}
+	return v, false
+}
+
+// toolIndex finds the rows of the package table by name.
+var toolIndex = func() map[string]*Tool {
+	m := make(map[string]*Tool, len(Tools))
+	for i := range Tools {
+		m[Tools[i].Name] = &Tools[i]
+	}
+	return m
+}()
+
+// ToolResult renders a payload as the reference does (see toolResult).
+func ToolResult(payload any, isError bool) *mcp.CallToolResult { return toolResult(payload, isError) }
+
 // runTool decodes the arguments and runs the handler, turning anything that is not a
 // *ToolError (an error or a panic) into the reference's internal_error, never a stack trace.
 func runTool(ctx context.Context, api API, t *Tool, raw json.RawMessage) (payload any, terr *ToolError) {
@@ -206,7 +268,7 @@ func runTool(ctx context.Context, api API, t *Tool, raw json.RawMessage) (payloa
 	if t.Handler == nil {
 		return nil, internalError(t.Name, "NoHandler")
 	}
-	v, err := t.Handler(ctx, api, args)
+	v, err := t.Run(ctx, api, args)
 	if err != nil {
 		var te *ToolError
 		if errors.As(err, &te) && te != nil {

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/scrub"
 )
@@ -33,10 +33,9 @@ func coreTools() []Tool {
 			}
 			return map[string]any{"args": args, "types": types}, nil
 		}},
-		{Name: "alpha_boom", Description: "panics", InputSchema: obj, Handler: func(context.Context, API, map[string]any) (any, error) {
-			var m map[string]int
-			m["x"]++ // nil map write: a runtime panic
-			return nil, nil
+		{Name: "alpha_boom", Description: "panics", InputSchema: obj, Handler: func(_ context.Context, _ API, args map[string]any) (any, error) {
+			var none []int
+			return none[len(args)], nil // index out of range: a runtime panic
 		}},
 		{Name: "fails", Description: "plain error", InputSchema: obj, Handler: func(context.Context, API, map[string]any) (any, error) {
 			return nil, errors.New("secret internals at /home/x")
@@ -98,6 +97,9 @@ func TestServerNegotiatesLegacyVersions(t *testing.T) {
 			}
 			if ir.Capabilities == nil || ir.Capabilities.Tools == nil || ir.Capabilities.Tools.ListChanged {
 				t.Fatalf("capabilities %+v", ir.Capabilities)
+			}
+			if ir.Instructions != Instructions(tools) {
+				t.Fatalf("instructions %q", ir.Instructions)
 			}
 			res, err := cs.CallTool(coreCtx(t), &mcp.CallToolParams{Name: "bibtex"})
 			if err != nil || res.IsError {
@@ -374,4 +376,80 @@ func (p *coreRawPeer) initialize(version string) map[string]json.RawMessage {
 	_, m := p.recv()
 	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return m
+}
+
+// A client-chosen name is cut to MaxRequestedName bytes on a rune boundary and made
+// valid UTF-8 before it may be logged.
+func TestShortName(t *testing.T) {
+	if got := shortName("health"); got != "health" {
+		t.Errorf("short name changed: %q", got)
+	}
+	long := strings.Repeat("é", 100) // 2 bytes each: byte 64 is a rune start
+	got := shortName("x" + long)     // now byte 64 is inside a rune
+	if !strings.HasSuffix(got, "…") || len(got) > MaxRequestedName+len("…") || !utf8.ValidString(got) {
+		t.Errorf("cut = %q (%d bytes)", got, len(got))
+	}
+	if got := shortName("a\xffb"); got != "a\ufffdb" {
+		t.Errorf("invalid UTF-8 kept: %q", got)
+	}
+}
+
+// The initialize instructions say, in a few sentences, what a model must hold to before it
+// picks a tool: caveats and basis travel with every answer and are repeated, a write needs the
+// person's confirmation, runs return at once and are polled with get_execution, and
+// backend_unavailable means resmon is closed, never "no results". Short: read at every start.
+func TestInstructionsCarryTheRulesAModelNeeds(t *testing.T) {
+	text := Instructions(Tools)
+	for _, phrase := range []string{"Caveats", "basis", "repeat them", "name_only", "need the person's confirmation",
+		"confirmed that exact call", "run_sweep and run_routine return an execution_id at once", "poll get_execution",
+		"backend_unavailable means resmon is not running", "never that nothing was found"} {
+		if !strings.Contains(text, phrase) {
+			t.Errorf("instructions lack %q", phrase)
+		}
+	}
+	// Every write is named (from the table), and no read is.
+	for _, tool := range Tools {
+		if strings.Contains(text, tool.Name) != tool.RequiresConfirmation && tool.Name != "get_execution" {
+			t.Errorf("%s: named in the instructions = %v, a write = %v", tool.Name, strings.Contains(text, tool.Name), tool.RequiresConfirmation)
+		}
+	}
+	if n := len(text); n > 800 {
+		t.Errorf("instructions are %d characters; they are read at every session start, keep them under 800", n)
+	}
+	if n := strings.Count(text, ". "); n > 6 {
+		t.Errorf("instructions have %d sentences; keep them to a few", n+1)
+	}
+}
+
+// CallTool, the entry point for serving tools/call without the SDK, answers exactly what the
+// MCP server does for the same call: same text, same isError, same checks before any request.
+func TestCallToolAnswersWhatToolsCallDoes(t *testing.T) {
+	api := newFakeAPI()
+	cs := coreConnect(t, NewServer(api, nil), Tools, "2025-06-18")
+	for _, c := range []struct{ name, args string }{
+		{"health", `{}`},
+		{"search_corpus", `{"query":"graphs","limit":2}`},
+		{"search_corpus", `{"query":["graphs"]}`},
+		{"get_routine", `{"routine_id":"1"}`},
+		{"list_executions", `{"status":"complete"}`},
+		{"update_settings", `{"group":"ai","settings":{"api_key":"sk-x"}}`},
+		{"nope", `{}`},
+		{"health", `[1]`},
+	} {
+		var args any
+		_ = json.Unmarshal([]byte(c.args), &args)
+		res, err := cs.CallTool(coreCtx(t), &mcp.CallToolParams{Name: c.name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		payload, isError := CallTool(coreCtx(t), api, c.name, json.RawMessage(c.args))
+		direct := ToolResult(payload, isError)
+		if got, want := coreText(t, direct), coreText(t, res); got != want || direct.IsError != res.IsError {
+			t.Errorf("%s %s: direct %v %s\n  server %v %s", c.name, c.args, direct.IsError, got, res.IsError, want)
+		}
+	}
+	api.reset()
+	if _, isError := CallTool(coreCtx(t), api, "run_sweep", json.RawMessage(`{"query":"q","sources":"arxiv"}`)); !isError || len(api.requests()) != 0 {
+		t.Errorf("a refused call through CallTool: isError %v, %d requests", isError, len(api.requests()))
+	}
 }

@@ -7,9 +7,14 @@ import (
 	"net/url"
 )
 
-// The tool table: the single source for tools/list, ReadTools and WriteTools. Rows are in
-// the reference server's definition order (18 reads, then 7 writes); handlers live in
-// tools_*.go, grouped by what they read.
+// The tool table: the single source for tools/list, ReadTools and WriteTools. Rows are in the
+// order of the contract's tool tables (18 reads, then 7 writes; the app's own server lists
+// export_references after the watch-profile reads instead); handlers live in tools_*.go,
+// grouped by what they read.
+//
+// The descriptions are what a model reads before it calls anything, so every caveat of the
+// contract and of the app's own server is in them, in our words: basis and identity, zero
+// reasons, inferred findings, the fall-back of semantic search, confirmation of writes.
 //
 // Annotation decisions for the writes (MCP: destructiveHint means "may perform destructive
 // updates"; false means the tool only adds):
@@ -24,22 +29,31 @@ import (
 // Tools is the contract v2.3 tool surface, in definition order.
 var Tools = []Tool{
 	{
-		Name: "health",
+		Name:    "health",
+		Summary: "Whether resmon is running, and its version",
 		Description: "Whether resmon is running and which version answers, with its runtime identity. " +
-			"Pass expected_runtime_id to require that this exact running app answers.",
+			"Pass expected_runtime_id to insist that this exact running app answers; the check covers this one call only, " +
+			"and a matching id is not authentication.",
 		InputSchema: sObject(schemaProps{
 			"expected_runtime_id": sString("Optional. A runtime_id seen earlier (canonical lowercase UUID4); the call fails unless that same running app answers."),
 		}),
 		Handler: toolHealth,
 	},
 	{
-		Name: "search_corpus",
-		Description: "Search papers resmon has already collected. mode 'keyword' (default) filters on every word; " +
-			"'semantic' ranks by meaning and falls back to newest-first with mode_unavailable when it cannot. " +
+		Name:    "search_corpus",
+		Summary: "Search the papers resmon has collected, by keyword or by meaning",
+		Description: "Search the papers resmon has already collected (to ask the sources themselves, use run_sweep). " +
+			"mode 'keyword' (the default) keeps papers containing every word of query; 'semantic' ranks the corpus by " +
+			"closeness in meaning to query instead, so it finds papers that share no wording with it, and the two modes can " +
+			"return different sets. The answer's mode says which one was served: when resmon cannot rank by meaning the " +
+			"answer is newest-first with mode 'keyword' and a mode_unavailable sentence; never present that order as relevance. " +
 			"Pages by cursor: pass next_cursor back as cursor (offset is refused).",
 		InputSchema: sObject(schemaProps{
-			"query":     sString("Text to search for."),
-			"mode":      sEnum("keyword (default) or semantic.", "keyword", "semantic"),
+			"query": sString("Text to search for."),
+			"mode": sDefault(sEnum("'keyword' filters on the words of query. 'semantic' ranks by closeness in meaning to query, "+
+				"within sources and dates; it needs an embedding model set up in resmon, and without one the answer is keyword "+
+				"order and says so in mode_unavailable. In a semantic answer, unranked_count papers have no vector and come "+
+				"last, unordered.", "keyword", "semantic"), "keyword"),
 			"sources":   sStrings("Only papers from these source slugs."),
 			"date_from": sString("Earliest publication date, YYYY[-MM[-DD]]."),
 			"date_to":   sString("Latest publication date, YYYY[-MM[-DD]]."),
@@ -49,8 +63,11 @@ var Tools = []Tool{
 		Handler: toolSearchCorpus,
 	},
 	{
-		Name:        "find_similar",
-		Description: "Papers nearest in meaning to a stored paper, with distances. An empty list always carries a reason.",
+		Name:    "find_similar",
+		Summary: "The stored papers nearest in meaning to one paper",
+		Description: "The stored papers nearest in meaning to one stored paper, with distances. An empty list always carries " +
+			"a reason (this paper has no vector, nothing else is embedded, or this resmon cannot compare): it never means " +
+			"that nothing similar exists.",
 		InputSchema: sObject(schemaProps{
 			"doc_id": sInt("Stored document id."),
 			"limit":  sLimit(),
@@ -59,13 +76,15 @@ var Tools = []Tool{
 	},
 	{
 		Name:        "list_sources",
-		Description: "The sources resmon can query: coverage, whether a key is required, and the stored key's status (never its value).",
+		Summary:     "The sources resmon can query, and whether each has its key",
+		Description: "The sources resmon can query: coverage, whether a key is required, and the stored key's status (present, absent or unreadable; never its value).",
 		InputSchema: sObject(schemaProps{"limit": sLimit(), "offset": sOffset()}),
 		Handler:     toolListSources,
 	},
 	{
 		Name:        "list_routines",
-		Description: "Saved routines: schedule, active flag, last run, and fires missed while resmon was closed.",
+		Summary:     "The saved routines: schedule, active flag, last run",
+		Description: "The saved routines: schedule, whether each is active (scheduled), sources, keywords, last run and its status, and fires missed while resmon was closed.",
 		InputSchema: sObject(schemaProps{
 			"active_only": sBool("Only scheduled (active) routines."),
 			"limit":       sLimit(),
@@ -74,28 +93,35 @@ var Tools = []Tool{
 		Handler: toolListRoutines,
 	},
 	{
-		Name: "get_routine",
-		Description: "One routine in full: missed fires, coverage audit totals, and a delivery summary " +
-			"(destination counts per channel and the last delivery's state; never an address).",
+		Name:    "get_routine",
+		Summary: "One routine in full, with coverage, missed fires and deliveries",
+		Description: "One routine in full: its configuration, missed fires, a delivery summary (destination counts per channel " +
+			"and the last delivery's state; never an address) and a coverage summary: how many of its results lie furthest " +
+			"from its intent, and how many papers already in the corpus it never returned. Those counts are totals, a floor " +
+			"where missed_in_corpus_count_is_lower_bound says so; intent_source says whether the audit measured against the " +
+			"routine's intent or fell back to its own keywords (measuring the query against itself).",
 		InputSchema: sObject(schemaProps{"routine_id": sInt("Routine id.")}, "routine_id"),
 		Handler:     toolGetRoutine,
 	},
 	{
-		Name: "list_executions",
-		Description: "Past and running executions, newest first. status may be running, completed, failed, cancelled " +
-			"or interrupted (the process ended mid-run; not a failed search).",
+		Name:    "list_executions",
+		Summary: "Past and running executions, newest first",
+		Description: "Past and running executions, newest first. status filters to running, completed, failed, cancelled " +
+			"or interrupted (resmon stopped mid-run; not a failed search). total counts the most recent 500 runs; " +
+			"total_is_capped says when older ones exist.",
 		InputSchema: sObject(schemaProps{
 			"routine_id": sInt("Only executions of this routine."),
-			"status":     sString("Only executions with this status."),
+			"status":     sEnum("Only executions with this status.", executionStatuses...),
 			"limit":      sLimit(),
 			"offset":     sOffset(),
 		}),
 		Handler: toolListExecutions,
 	},
 	{
-		Name: "get_execution",
+		Name:    "get_execution",
+		Summary: "One execution: status, per-source outcomes, timings",
 		Description: "One execution: status, per-source outcomes, timings, AI lane. Poll this after run_sweep or run_routine. " +
-			"Pass expected_runtime_id to refuse an answer from a different running app.",
+			"Pass expected_runtime_id (from health) to refuse an answer from a different running app; it covers this call only.",
 		InputSchema: sObject(schemaProps{
 			"exec_id":             sInt("Execution id."),
 			"expected_runtime_id": sString("Optional. A runtime_id from health (canonical lowercase UUID4); the call fails unless that same running app answers."),
@@ -103,8 +129,10 @@ var Tools = []Tool{
 		Handler: toolGetExecution,
 	},
 	{
-		Name:        "get_execution_results",
-		Description: "The papers one execution found, paged. Each id is the stored document id, usable as explain_match's doc_id.",
+		Name:    "get_execution_results",
+		Summary: "The papers one execution found",
+		Description: "The papers one execution found, paged. Each id is the stored document id in this corpus, usable as " +
+			"explain_match's doc_id; it is not an identifier that holds in another corpus.",
 		InputSchema: sObject(schemaProps{
 			"exec_id": sInt("Execution id."),
 			"limit":   sLimit(),
@@ -113,27 +141,36 @@ var Tools = []Tool{
 		Handler: toolGetExecutionResults,
 	},
 	{
-		Name:        "get_search_record",
-		Description: "The reproducible, PRISMA-shaped record of one execution; each source that returned nothing carries its reason.",
+		Name:    "get_search_record",
+		Summary: "The reproducible (PRISMA-shaped) record of one execution",
+		Description: "The reproducible, PRISMA-shaped record of one execution. Every source that returned nothing carries its " +
+			"recorded reason, or says none was recorded: runs from before resmon 1.8.6 carry no reason, and a zero without " +
+			"a reason is not evidence that there was nothing to find. Its caveats are part of the record: repeat them.",
 		InputSchema: sObject(schemaProps{"exec_id": sInt("Execution id.")}, "exec_id"),
 		Handler:     toolGetSearchRecord,
 	},
 	{
-		Name: "explain_match",
-		Description: "Why a paper was collected: which keywords match in which field, and what resmon cannot verify. " +
-			"Most sources rank by relevance, so a paper matching no keyword is expected, not a fault; repeat the caveats.",
+		Name:    "explain_match",
+		Summary: "Why a paper was collected: which keywords matched, and where",
+		Description: "Why a paper was collected: which keywords match it and in which field, and what resmon cannot verify. " +
+			"Most sources rank by relevance, so a paper that matches none of the keywords is expected, not a fault. " +
+			"The caveats are part of the answer: repeat them rather than summarise them away.",
 		InputSchema: sObject(schemaProps{"doc_id": sInt("Stored document id.")}, "doc_id"),
 		Handler:     toolExplainMatch,
 	},
 	{
-		Name:        "get_paper_lifecycle",
-		Description: "A paper's retractions, preprint-to-published links and version changes, each with its notice link.",
+		Name:    "get_paper_lifecycle",
+		Summary: "A paper's retractions, published versions and version changes",
+		Description: "A paper's retractions, preprint-to-published links and version changes, each with its notice link. " +
+			"No events with checked_at null means the paper was never checked, which is not a clean record.",
 		InputSchema: sObject(schemaProps{"doc_id": sInt("Stored document id.")}, "doc_id"),
 		Handler:     toolGetPaperLifecycle,
 	},
 	{
-		Name:        "get_analytics",
-		Description: "One analytics summary of the corpus: overview, volume, sources, keywords, routine-health or discovery-lag.",
+		Name:    "get_analytics",
+		Summary: "One analytics view of the corpus and run history",
+		Description: "One summary view of the corpus and run history: overview, volume, sources, keywords, routine-health " +
+			"or discovery-lag. Each says whether its sample is sufficient; a view without enough data is not a finding.",
 		InputSchema: sObject(schemaProps{
 			"view":   sEnum("Which summary.", analyticsViewNames()...),
 			"window": sString("Optional time window, passed to resmon (resmon 2.3 answers for its whole history and ignores it)."),
@@ -141,15 +178,19 @@ var Tools = []Tool{
 		Handler: toolGetAnalytics,
 	},
 	{
-		Name: "get_watchdog_findings",
-		Description: "Problems the watchdog sees with sources and routines, each labelled broken or unusual with what to do " +
-			"and the thresholds used, plus what it has too little data to judge.",
+		Name:    "get_watchdog_findings",
+		Summary: "Problems the watchdog sees with sources and routines",
+		Description: "Silent failures the watchdog sees in sources and routines. Each finding is labelled broken (a recorded " +
+			"fact) or unusual (an inference, not a certainty), with what to do and the thresholds used; not_enough_data lists " +
+			"what it has too little history to judge. Say which label a finding has when you report it.",
 		InputSchema: sObject(schemaProps{"include_muted": sBool("Also list findings the user muted (left out otherwise; counts.muted says how many).")}),
 		Handler:     toolGetWatchdogFindings,
 	},
 	{
-		Name:        "export_references",
-		Description: "Export references as text: pass exec_id (one execution's papers) or doc_ids (chosen papers).",
+		Name:    "export_references",
+		Summary: "Export references as BibTeX, RIS, CSV or JSON",
+		Description: "Export references as BibTeX, RIS, CSV or JSON: pass exec_id (one execution's papers) or doc_ids (chosen papers). " +
+			"BibTeX keys are unique within one file only; they are not stable identifiers of a paper.",
 		InputSchema: sObject(schemaProps{
 			"exec_id": sInt("Execution id."),
 			"doc_ids": map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "description": "Stored document ids."},
@@ -158,8 +199,11 @@ var Tools = []Tool{
 		Handler: toolExportReferences,
 	},
 	{
-		Name:        "list_watch_profiles",
-		Description: "Watched people, institutions and groups: names, identifier schemes, ORCID, affiliations, and basis_warning where matching can only be by name.",
+		Name:    "list_watch_profiles",
+		Summary: "The people, institutions and groups being watched",
+		Description: "Watched people, institutions and groups: names, identifier schemes, ORCID, affiliations. basis_warning, " +
+			"where present, says what every match for that profile can ever be (by name, or by name and affiliation; never " +
+			"by identity): repeat it with anything you say about the profile's papers.",
 		InputSchema: sObject(schemaProps{
 			"kind":   sEnum("Only this kind.", "person", "institution", "group"),
 			"limit":  sLimit(),
@@ -168,16 +212,20 @@ var Tools = []Tool{
 		Handler: toolListWatchProfiles,
 	},
 	{
-		Name:        "get_watch_profile",
-		Description: "One watch profile in full, with its match total and a count per basis.",
+		Name:    "get_watch_profile",
+		Summary: "One watch profile, with its match counts per basis",
+		Description: "One watch profile in full, with its match total and a count per basis, so how many of its matches are " +
+			"only name matches is part of the answer. Its basis_warning, when set, says what every match for it can ever be.",
 		InputSchema: sObject(schemaProps{"profile_id": sInt("Profile id.")}, "profile_id"),
 		Handler:     toolGetWatchProfile,
 	},
 	{
-		Name: "get_profile_matches",
-		Description: "Papers matched to a watch profile, each with its basis, matched author and evidence. " +
-			"Only basis 'identifier' means the source confirmed the person; name_only is not evidence of identity. " +
-			"Repeat the basis whenever you report a match.",
+		Name:    "get_profile_matches",
+		Summary: "The papers matched to a watch profile, each with its basis",
+		Description: "Papers matched to a watch profile. Every row carries its basis: 'identifier' means the source returned " +
+			"this profile's ORCID on the paper; 'name+affiliation' and 'name_only' are string matches and are NOT evidence " +
+			"that the paper is this person's. Never present a name_only match as the person's paper, and repeat the basis " +
+			"whenever you report a match (what_a_basis_means explains each).",
 		InputSchema: sObject(schemaProps{
 			"profile_id": sInt("Profile id."),
 			"limit":      sLimit(),
@@ -188,15 +236,16 @@ var Tools = []Tool{
 
 	// Writes: a person confirms each call.
 	{
-		Name: "run_sweep",
-		Description: "Search the named sources now and store what they return. Returns execution_id at once; poll get_execution. " +
-			"The run may end completed, failed, cancelled or interrupted (resmon closed mid-run).",
+		Name:    "run_sweep",
+		Summary: "Search sources now and store the results",
+		Description: "Search the named sources now and store what they return. Returns execution_id at once while the run goes on " +
+			"in resmon; poll get_execution. It may end completed, failed, cancelled or interrupted (resmon closed mid-run).",
 		InputSchema: sObject(schemaProps{
 			"query":       sString("Search text sent to each source."),
 			"sources":     sStrings("Source slugs (see list_sources)."),
 			"date_from":   sString("Earliest publication date."),
 			"date_to":     sString("Latest publication date."),
-			"max_results": sInt("Per-source cap (default 50)."),
+			"max_results": sMin(sInt("Most results to take from each source (default 50)."), 1),
 			"ai_enabled":  sBool("Summarise with the configured AI lane."),
 		}, "query", "sources"),
 		RequiresConfirmation: true,
@@ -204,20 +253,26 @@ var Tools = []Tool{
 		Handler:              toolRunSweep,
 	},
 	{
-		Name:        "create_routine",
-		Description: "Create a saved routine. It is created inactive: nothing is scheduled until it is activated.",
+		Name:    "create_routine",
+		Summary: "Create a saved routine (inactive until activated)",
+		Description: "Create a saved routine. It is created inactive: nothing runs on a schedule until the person activates it. " +
+			"Give intent, what the routine is really for: without it the coverage audit falls back to the keywords, which " +
+			"measures the query against itself. With entity the routine follows a watch profile instead of words and the " +
+			"keywords are ignored, because narrowing a person by topic would hide the rest of their work.",
 		InputSchema: sObject(schemaProps{
 			"name":     sString("Routine name."),
-			"keywords": sStrings("Search keywords."),
+			"keywords": sStrings("Search keywords (ignored with entity)."),
 			"sources":  sStrings("Source slugs."),
 			"schedule": sString("Five-field cron expression."),
-			"intent":   sString("Optional sentence the coverage audit compares results against."),
+			"intent":   sString("Optional. What the routine is for, in the person's own words; the coverage audit compares results against it. Never filled in from the keywords."),
 			"entity": map[string]any{
 				"type":        "object",
-				"description": "Optional: follow a watch profile instead of words.",
+				"description": "Optional: follow a watch profile instead of words. keywords are then ignored.",
 				"properties": schemaProps{
-					"profile_id": sInt("Watch profile id."),
-					"mode":       sEnum("What to follow.", "new_papers", "retractions"),
+					"profile_id": sInt("Watch profile id, from list_watch_profiles or create_watch_profile."),
+					"mode": sEnum("'new_papers' asks each source about the person and checks every answer locally; "+
+						"'retractions' checks the papers already matched to them and reports what is on record, asking no source "+
+						"and inventing no finding.", "new_papers", "retractions"),
 				},
 				"required": []string{"profile_id", "mode"},
 			},
@@ -227,23 +282,27 @@ var Tools = []Tool{
 		Handler:              toolCreateRoutine,
 	},
 	{
-		Name:        "create_watch_profile",
-		Description: "Create a person watch profile. Without an ORCID every match is by name only, and the answer says so.",
+		Name:    "create_watch_profile",
+		Summary: "Create a person watch profile",
+		Description: "Create a person watch profile. Only an ORCID makes a match evidence of identity: without one, every " +
+			"match it can ever produce is a name match, and the answer says so in basis_warning, which is part of the result " +
+			"(repeat it), not a footnote.",
 		InputSchema: sObject(schemaProps{
-			"name":         sString("The person's name."),
-			"orcid":        sString("ORCID iD, if known."),
-			"orcid_cited":  sString("Where the ORCID was found."),
-			"aliases":      sStrings("Other spellings of the name."),
-			"affiliations": sStrings("Institutions."),
-			"field_hints":  sStrings("Research fields."),
+			"name":         sString("The person's name as published."),
+			"orcid":        sString("Their ORCID iD, if known: the only thing that makes a match evidence of identity rather than of a name."),
+			"orcid_cited":  sString("Where the ORCID came from (a page, a paper, the person's own knowledge). An ORCID no one can trace back is an assertion."),
+			"aliases":      sStrings("Other spellings of the name. Used to check a source's answers; not sent to the source, which is asked with one name."),
+			"affiliations": sStrings("Institutions. A name with an affiliation is still not identity."),
+			"field_hints":  sStrings("Research fields, used only to tell two people apart; never to narrow the search, which would hide their work."),
 		}, "name"),
 		RequiresConfirmation: true,
 		Handler:              toolCreateWatchProfile,
 	},
 	{
-		Name: "run_routine",
-		Description: "Run a saved routine now, even an inactive one. Returns execution_id at once; poll get_execution. " +
-			"If it is already running, the conflict error names that execution_id.",
+		Name:    "run_routine",
+		Summary: "Run a saved routine now",
+		Description: "Run a saved routine now, outside its schedule, even an inactive one (it stays inactive). Returns " +
+			"execution_id at once; poll get_execution. If the routine is already running, the conflict error names that execution_id.",
 		InputSchema:          sObject(schemaProps{"routine_id": sInt("Routine id.")}, "routine_id"),
 		RequiresConfirmation: true,
 		OpenWorld:            true,
@@ -251,7 +310,8 @@ var Tools = []Tool{
 	},
 	{
 		Name:                 "activate_routine",
-		Description:          "Put a routine on its schedule.",
+		Summary:              "Put a routine on its schedule",
+		Description:          "Put a routine on its schedule, so that it runs by itself from then on. The person confirms this before it takes effect.",
 		InputSchema:          sObject(schemaProps{"routine_id": sInt("Routine id.")}, "routine_id"),
 		RequiresConfirmation: true,
 		Idempotent:           true,
@@ -259,6 +319,7 @@ var Tools = []Tool{
 	},
 	{
 		Name:                 "deactivate_routine",
+		Summary:              "Take a routine off its schedule",
 		Description:          "Take a routine off its schedule; it and everything it found are kept.",
 		InputSchema:          sObject(schemaProps{"routine_id": sInt("Routine id.")}, "routine_id"),
 		RequiresConfirmation: true,
@@ -266,14 +327,17 @@ var Tools = []Tool{
 		Handler:              routineToggle("deactivate"),
 	},
 	{
-		Name: "update_settings",
-		Description: "Change named settings in one group and get a before/after diff. Groups: " + settingsGroupList + ". " +
-			"Credentials and the execution limits cannot be changed here. Booleans take \"true\" or \"false\".",
+		Name:    "update_settings",
+		Summary: "Change settings in one group, with a before/after diff",
+		Description: "Change named settings in one group (" + settingsGroupList + ") and get a before/after diff of exactly " +
+			"what changed, read back from resmon. It cannot change an API key, a password or anything else credential-shaped " +
+			"(those are not settings; they are changed in the app), nor the execution limits. A key the group does not have " +
+			"is refused, not ignored, and the refusal lists the group's real keys. Boolean settings take true or false.",
 		InputSchema: sObject(schemaProps{
 			"group": sEnum("Settings group.", settingsGroups...),
 			"settings": map[string]any{
 				"type":                 "object",
-				"description":          "Setting name to new value.",
+				"description":          "Setting name to new value (text; true or false for a boolean setting). Call once with a wrong key to be told the group's keys.",
 				"additionalProperties": map[string]any{"type": "string"},
 			},
 		}, "group", "settings"),
@@ -340,6 +404,18 @@ func sStrings(desc string) map[string]any {
 
 func sEnum(desc string, values ...string) map[string]any {
 	return map[string]any{"type": "string", "enum": values, "description": desc}
+}
+
+// sDefault sets a schema's default (documentation for the harness: an absent argument means it).
+func sDefault(s map[string]any, v any) map[string]any {
+	s["default"] = v
+	return s
+}
+
+// sMin sets a schema's minimum (checked by checkArguments like every other schema rule).
+func sMin(s map[string]any, lo int) map[string]any {
+	s["minimum"] = lo
+	return s
 }
 
 func sLimit() map[string]any {

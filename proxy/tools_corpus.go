@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 )
 
 // Corpus tools: search_corpus, find_similar, explain_match, get_paper_lifecycle,
@@ -31,27 +29,20 @@ const offsetRefusal = "The corpus paginates by cursor, not offset. Pass the 'nex
 const noSemanticRanking = "This resmon cannot rank by meaning; the results are newest first."
 
 func toolSearchCorpus(ctx context.Context, api API, args map[string]any) (any, error) {
-	// An offset would have to re-walk every earlier page; only a zero/absent one is let by.
-	if v, ok := args["offset"]; ok && v != nil && v != "" && v != false {
-		if n, isInt := lenientInt(v); !isInt || n != 0 {
-			return nil, InvalidArgument(offsetRefusal)
-		}
+	// An offset would have to re-walk every earlier page: any offset the reference would
+	// call true is refused (0, false, "" and null are let by, as there).
+	if pyTruthy(args["offset"]) {
+		return nil, InvalidArgument(offsetRefusal)
 	}
-	mode := strings.ToLower(strings.TrimSpace(stringArg(args, "mode")))
+	mode := stringArg(args, "mode") // the schema's enum, exactly
 	if mode == "" {
 		mode = "keyword"
-	}
-	if mode != "keyword" && mode != "semantic" {
-		return nil, InvalidArgument(fmt.Sprintf("Unknown mode %s. Use 'keyword' or 'semantic'.", pyRepr(mode)))
 	}
 	query, terr := requiredStringArg(args, "query")
 	if terr != nil {
 		return nil, terr
 	}
-	sources, terr := stringListArg(args, "sources")
-	if terr != nil {
-		return nil, terr
-	}
+	sources := stringListArg(args, "sources")
 	sort := "newest"
 	if mode == "semantic" {
 		sort = "similarity"
@@ -72,12 +63,14 @@ func toolSearchCorpus(ctx context.Context, api API, args map[string]any) (any, e
 	if err != nil {
 		return nil, err
 	}
-	r := valMap(res)
+	r, rows, terr := objectWithRows(res, "a page of search results", "results")
+	if terr != nil {
+		return nil, terr
+	}
 	served := "keyword"
 	if r["sort"] == "similarity" {
 		served = "semantic"
 	}
-	rows := valList(r["results"])
 	papers := make([]any, 0, len(rows))
 	for _, row := range rows {
 		p := compactPaper(row)
@@ -120,8 +113,10 @@ func toolFindSimilar(ctx context.Context, api API, args map[string]any) (any, er
 	if err != nil {
 		return nil, err
 	}
-	r := valMap(res)
-	rows := valList(r["neighbours"])
+	r, rows, terr := objectWithRows(res, "a list of similar papers", "neighbours")
+	if terr != nil {
+		return nil, terr
+	}
 	papers := make([]any, 0, len(rows))
 	for _, row := range rows {
 		p := compactPaper(row)
@@ -142,50 +137,83 @@ func toolFindSimilar(ctx context.Context, api API, args map[string]any) (any, er
 }
 
 // passthroughByID builds a read tool that GETs one path keyed by an integer argument and
-// returns the body unchanged (the caveats in these bodies must reach the harness intact).
-func passthroughByID(key, pathFormat string) Handler {
+// returns the body unchanged (the caveats in these bodies must reach the harness intact),
+// once it is the object it should be: what names it and the key it must hold.
+func passthroughByID(key, pathFormat, what, mustHave string) Handler {
 	return func(ctx context.Context, api API, args map[string]any) (any, error) {
 		id, terr := intArg(args, key)
 		if terr != nil {
 			return nil, terr
 		}
-		return callGet(ctx, api, idPath(pathFormat, id), nil)
+		res, err := callGet(ctx, api, idPath(pathFormat, id), nil)
+		if err != nil {
+			return nil, err
+		}
+		if _, terr := replyObject(res, what, mustHave); terr != nil {
+			return nil, terr
+		}
+		return res, nil
 	}
 }
 
 var (
-	toolExplainMatch      = passthroughByID("doc_id", "/api/documents/%d/why")
-	toolGetPaperLifecycle = passthroughByID("doc_id", "/api/documents/%d/lifecycle")
-	toolGetSearchRecord   = passthroughByID("exec_id", "/api/executions/%d/search-record")
+	toolExplainMatch      = passthroughByID("doc_id", "/api/documents/%d/why", "a match explanation", "verdict")
+	toolGetPaperLifecycle = passthroughByID("doc_id", "/api/documents/%d/lifecycle", "a paper's lifecycle", "events")
+	toolGetSearchRecord   = passthroughByID("exec_id", "/api/executions/%d/search-record", "a search record", "record_type")
 )
 
 func toolExportReferences(ctx context.Context, api API, args map[string]any) (any, error) {
-	format := strings.TrimSpace(stringArg(args, "format"))
+	format := stringArg(args, "format") // one of the schema's enum
 	if format == "" {
 		format = "bibtex"
 	}
-	// The format is left to the backend to judge: its refusal names the formats it has.
 	execID, hasExec, terr := optionalIntArg(args, "exec_id")
 	if terr != nil {
 		return nil, terr
 	}
 	if hasExec {
-		return callGet(ctx, api, idPath("/api/executions/%d/references", execID), url.Values{"format": {format}})
+		res, err := callGet(ctx, api, idPath("/api/executions/%d/references", execID), url.Values{"format": {format}})
+		return exportText(res, err, format)
 	}
-	raw, isList := args["doc_ids"].([]any)
-	if hasArg(args, "doc_ids") && !isList {
-		return nil, InvalidArgument("'doc_ids' must be a list of whole numbers.")
-	}
+	raw, _ := arrayItems(args["doc_ids"])
 	if len(raw) == 0 {
 		return nil, InvalidArgument("Pass either 'exec_id' or 'doc_ids'.")
 	}
 	ids := make([]int64, 0, len(raw))
 	for _, v := range raw {
-		n, e := parseIntValue(v, "doc_ids")
-		if e != nil {
-			return nil, InvalidArgument("'doc_ids' must be a list of whole numbers.")
+		n, terr := checkedInt(v, "doc_ids")
+		if terr != nil {
+			return nil, terr
 		}
 		ids = append(ids, n)
 	}
-	return callPost(ctx, api, "/api/export/references", map[string]any{"document_ids": ids, "format": format}, false)
+	res, err := callPost(ctx, api, "/api/export/references", map[string]any{"document_ids": ids, "format": format}, false)
+	return exportText(res, err, format)
+}
+
+// exportText checks an export is the file asked for: text for bibtex, ris and csv (an empty
+// selection is an empty file), a list of references for json.
+func exportText(res any, err error, format string) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	switch v := res.(type) {
+	case nil:
+		if format != "json" {
+			return "", nil
+		}
+	case string:
+		if format != "json" && !looksLikeHTML(v) {
+			return v, nil
+		}
+	case []any:
+		if format == "json" {
+			rows, terr := replyList(v, "a JSON reference export")
+			if terr != nil {
+				return nil, terr
+			}
+			return rows, nil
+		}
+	}
+	return nil, wrongShape("a "+format+" reference export", res, false)
 }

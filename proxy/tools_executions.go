@@ -13,6 +13,10 @@ import (
 
 const badRuntimeID = "expected_runtime_id must be a canonical lowercase UUID4"
 
+// defaultSweepResults is run_sweep's per-source cap when max_results is not given (the
+// reference's default; the backend's own is 100).
+const defaultSweepResults = 50
+
 // expectedRuntimeID reads the optional identity expectation. A key that is present must hold a
 // valid id (null and "" included): it is checked before any request is built.
 func expectedRuntimeID(args map[string]any) (id string, has bool, terr *ToolError) {
@@ -53,7 +57,14 @@ func toolHealth(ctx context.Context, api API, args map[string]any) (any, error) 
 	if terr != nil {
 		return nil, terr
 	}
-	return identityGet(ctx, api, "/api/health", expected)
+	res, err := identityGet(ctx, api, "/api/health", expected)
+	if err != nil {
+		return nil, err
+	}
+	if _, terr := replyObject(res, "resmon's health", "version"); terr != nil {
+		return nil, terr
+	}
+	return res, nil
 }
 
 func toolGetExecution(ctx context.Context, api API, args map[string]any) (any, error) {
@@ -71,8 +82,19 @@ func toolGetExecution(ctx context.Context, api API, args map[string]any) (any, e
 			return nil, err
 		}
 	}
-	return identityGet(ctx, api, idPath("/api/executions/%d", execID), expected)
+	res, err := identityGet(ctx, api, idPath("/api/executions/%d", execID), expected)
+	if err != nil {
+		return nil, err
+	}
+	if _, terr := replyObject(res, "an execution", "id", "status"); terr != nil {
+		return nil, terr
+	}
+	return res, nil
 }
+
+// executionStatuses is resmon's closed vocabulary of execution states: a misspelt filter is
+// refused rather than answered with an empty list.
+var executionStatuses = []string{"running", "completed", "failed", "cancelled", "interrupted"}
 
 // executionsFetchLimit is the backend's maximum page for GET /api/executions. The list has no
 // routine or status filter, so the tool filters and pages the most recent rows itself.
@@ -89,7 +111,10 @@ func toolListExecutions(ctx context.Context, api API, args map[string]any) (any,
 	if err != nil {
 		return nil, err
 	}
-	all := valList(res)
+	all, terr := replyList(res, "a list of executions")
+	if terr != nil {
+		return nil, terr
+	}
 	rows := make([]any, 0, len(all))
 	for _, row := range all {
 		r := valMap(row)
@@ -143,7 +168,10 @@ func toolGetExecutionResults(ctx context.Context, api API, args map[string]any) 
 		}
 		res = parsed
 	}
-	rows := valList(res)
+	rows, terr := replyList(res, "an execution's reference export")
+	if terr != nil {
+		return nil, terr
+	}
 	papers := make([]any, 0, min(limit, len(rows)))
 	for _, row := range pageRows(rows, offset, limit) {
 		papers = append(papers, compactPaper(row))
@@ -160,10 +188,11 @@ func toolRunSweep(ctx context.Context, api API, args map[string]any) (any, error
 	if terr != nil {
 		return nil, terr
 	}
-	maxResults := int64(50)
+	// The schema refuses max_results below 1; absent, the reference's 50.
+	maxResults := int64(defaultSweepResults)
 	if n, ok, terr := optionalIntArg(args, "max_results"); terr != nil {
 		return nil, terr
-	} else if ok && n > 0 {
+	} else if ok {
 		maxResults = n
 	}
 	body := map[string]any{"query": query, "repositories": sources, "max_results": maxResults}
@@ -172,17 +201,23 @@ func toolRunSweep(ctx context.Context, api API, args map[string]any) (any, error
 			body[k] = v
 		}
 	}
-	if v, ok, terr := flagArg(args, "ai_enabled"); terr != nil {
-		return nil, terr
-	} else if ok {
+	if v, ok := flagArg(args, "ai_enabled"); ok {
 		body["ai_enabled"] = v
 	}
 	res, err := callPost(ctx, api, "/api/search/sweep", body, true)
 	if err != nil {
 		return nil, err
 	}
+	started, terr := writeReply(res, "a started sweep", "execution_id")
+	if terr != nil {
+		return nil, terr
+	}
+	id, terr := integerField(started, "execution_id", "a started sweep", true)
+	if terr != nil {
+		return nil, terr
+	}
 	return map[string]any{
-		"execution_id": valMap(res)["execution_id"],
+		"execution_id": id,
 		"detail":       "Started. Poll get_execution for progress.",
 	}, nil
 }

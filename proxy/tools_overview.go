@@ -2,10 +2,8 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"sort"
-	"strings"
 )
 
 // Overview tools: list_sources, get_analytics, get_watchdog_findings.
@@ -16,9 +14,9 @@ func toolListSources(ctx context.Context, api API, args map[string]any) (any, er
 	if err != nil {
 		return nil, err
 	}
-	catalog := valList(res)
-	if catalog == nil && res != nil {
-		return nil, NewError(CodeUpstreamError, "resmon returned a source catalog that could not be read.", nil)
+	catalog, terr := replyList(res, "the source catalog")
+	if terr != nil {
+		return nil, terr
 	}
 	// Key status is a convenience: a keyring that cannot be read leaves the statuses null
 	// rather than hiding the sources.
@@ -70,6 +68,16 @@ var analyticsPaths = map[string]string{
 	"discovery-lag":  "/api/analytics/discovery-lag",
 }
 
+// analyticsKeys is the key each view's reply must hold for it to be that view.
+var analyticsKeys = map[string]string{
+	"overview":       "summary",
+	"volume":         "series",
+	"sources":        "sources",
+	"keywords":       "keywords",
+	"routine-health": "routines",
+	"discovery-lag":  "sources",
+}
+
 func analyticsViewNames() []string {
 	names := make([]string, 0, len(analyticsPaths))
 	for k := range analyticsPaths {
@@ -84,23 +92,26 @@ func toolGetAnalytics(ctx context.Context, api API, args map[string]any) (any, e
 	if terr != nil {
 		return nil, terr
 	}
-	path, ok := analyticsPaths[strings.ToLower(strings.TrimSpace(view))]
+	path, ok := analyticsPaths[view] // exactly as the schema's enum lists them
 	if !ok {
-		return nil, InvalidArgument(fmt.Sprintf("Unknown view %s. Expected one of: %s.",
-			pyRepr(view), strings.Join(analyticsViewNames(), ", ")))
+		return nil, InvalidArgument(enumSentences["get_analytics.view"](view, analyticsViewNames()))
 	}
 	var q url.Values
 	if w := stringArg(args, "window"); w != "" {
 		q = url.Values{"window": {w}}
 	}
-	return callGet(ctx, api, path, q)
+	res, err := callGet(ctx, api, path, q)
+	if err != nil {
+		return nil, err
+	}
+	if _, terr := replyObject(res, "the "+view+" analytics view", analyticsKeys[view]); terr != nil {
+		return nil, terr
+	}
+	return res, nil
 }
 
 func toolGetWatchdogFindings(ctx context.Context, api API, args map[string]any) (any, error) {
-	muted, _, terr := flagArg(args, "include_muted")
-	if terr != nil {
-		return nil, terr
-	}
+	muted, _ := flagArg(args, "include_muted")
 	var q url.Values
 	if muted {
 		q = url.Values{"include_muted": {"true"}}
@@ -109,19 +120,22 @@ func toolGetWatchdogFindings(ctx context.Context, api API, args map[string]any) 
 	// caller — except that resmon 2.3 ignores include_muted and always lists muted findings, so
 	// they are left out here unless asked for (counts.muted still says how many there are).
 	res, err := callGet(ctx, api, "/api/watchdog", q)
-	if err != nil || muted {
-		return res, err
+	if err != nil {
+		return nil, err
 	}
-	if body := valMap(res); body != nil {
-		if findings, ok := body["findings"].([]any); ok {
-			kept := make([]any, 0, len(findings))
-			for _, f := range findings {
-				if !pyTruthy(valMap(f)["muted"]) {
-					kept = append(kept, f)
-				}
-			}
-			body["findings"] = kept
+	body, findings, terr := objectWithRows(res, "the watchdog's findings", "findings")
+	if terr != nil {
+		return nil, terr
+	}
+	if muted {
+		return body, nil
+	}
+	kept := make([]any, 0, len(findings))
+	for _, f := range findings {
+		if !pyTruthy(valMap(f)["muted"]) {
+			kept = append(kept, f)
 		}
 	}
-	return res, nil
+	body["findings"] = kept
+	return body, nil
 }

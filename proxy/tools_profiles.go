@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"sort"
 	"strconv"
@@ -32,20 +31,20 @@ func glossary() map[string]any {
 
 func toolListWatchProfiles(ctx context.Context, api API, args map[string]any) (any, error) {
 	limit, offset := limitArg(args), offsetArg(args)
+	// kind is one of the schema's enum: the backend answers an unknown kind with an empty
+	// list, which a caller would report as "no profiles".
 	var q url.Values
-	if kind := strings.TrimSpace(stringArg(args, "kind")); kind != "" {
-		// The backend answers an unknown kind with an empty list, which a caller would report
-		// as "no profiles": refuse it here instead, naming the kinds there are.
-		if kind != "person" && kind != "institution" && kind != "group" {
-			return nil, InvalidArgument(fmt.Sprintf("Unknown kind %s. Use one of: person, institution, group.", pyRepr(kind)))
-		}
+	if kind := stringArg(args, "kind"); kind != "" {
 		q = url.Values{"kind": {kind}}
 	}
 	res, err := callGet(ctx, api, "/api/profiles", q)
 	if err != nil {
 		return nil, err
 	}
-	all := valList(valMap(res)["profiles"])
+	_, all, terr := objectWithRows(res, "a list of watch profiles", "profiles")
+	if terr != nil {
+		return nil, terr
+	}
 	rows := make([]any, 0, len(all))
 	for _, p := range all {
 		rows = append(rows, profileSummary(valMap(p)))
@@ -103,19 +102,20 @@ func toolGetWatchProfile(ctx context.Context, api API, args map[string]any) (any
 	if err != nil {
 		return nil, err
 	}
+	if _, terr := replyObject(profile, "a watch profile", "id"); terr != nil {
+		return nil, terr
+	}
 	m, err := callGet(ctx, api, idPath("/api/profiles/%d/matches", id), url.Values{"limit": {"1"}})
 	if err != nil {
 		return nil, err
 	}
-	mm := valMap(m)
-	total, byBasis := mm["total"], mm["by_basis"]
-	if total == nil {
-		total = 0
+	// The per-basis counts are the point of this answer: without them it would read as "no
+	// name-only matches", so a reply lacking them is an error, not zeros.
+	mm, terr := replyObject(m, "a profile's match counts", "total", "by_basis")
+	if terr != nil {
+		return nil, terr
 	}
-	if byBasis == nil {
-		byBasis = map[string]any{}
-	}
-	return map[string]any{"profile": profile, "matches": map[string]any{"total": total, "by_basis": byBasis}}, nil
+	return map[string]any{"profile": profile, "matches": map[string]any{"total": mm["total"], "by_basis": mm["by_basis"]}}, nil
 }
 
 func toolGetProfileMatches(ctx context.Context, api API, args map[string]any) (any, error) {
@@ -128,8 +128,10 @@ func toolGetProfileMatches(ctx context.Context, api API, args map[string]any) (a
 	if err != nil {
 		return nil, err
 	}
-	body := valMap(res)
-	rows := valList(body["matches"])
+	body, rows, terr := objectWithRows(res, "a profile's matches", "matches", "total")
+	if terr != nil {
+		return nil, terr
+	}
 	matches := make([]any, 0, len(rows))
 	for _, row := range rows {
 		r := valMap(row)
@@ -146,17 +148,14 @@ func toolGetProfileMatches(ctx context.Context, api API, args map[string]any) (a
 			"first_seen_at":    r["first_seen_at"],
 		})
 	}
-	total, byBasis := body["total"], body["by_basis"]
-	if total == nil {
-		total = 0
-	}
+	byBasis := body["by_basis"]
 	if byBasis == nil {
 		byBasis = map[string]any{}
 	}
 	return map[string]any{
 		"matches":            matches,
 		"count":              len(matches),
-		"total":              total,
+		"total":              body["total"],
 		"by_basis":           byBasis,
 		"what_a_basis_means": glossary(),
 	}, nil
@@ -187,10 +186,7 @@ func toolCreateWatchProfile(ctx context.Context, api API, args map[string]any) (
 	}
 	lists := map[string][]string{}
 	for _, k := range []string{"aliases", "affiliations", "field_hints"} {
-		l, terr := stringListArg(args, k)
-		if terr != nil {
-			return nil, terr
-		}
+		l := stringListArg(args, k)
 		if l == nil {
 			l = []string{}
 		}
@@ -216,13 +212,17 @@ func toolCreateWatchProfile(ctx context.Context, api API, args map[string]any) (
 		"affiliations": lists["affiliations"],
 		"field_hints":  lists["field_hints"],
 	}
-	created, err := callPost(ctx, api, "/api/profiles", body, true)
+	res, err := callPost(ctx, api, "/api/profiles", body, true)
 	if err != nil {
 		return nil, err
 	}
+	created, terr := writeReply(res, "the created watch profile", "id")
+	if terr != nil {
+		return nil, terr
+	}
 	out := map[string]any{"profile": created}
 	// Placement is the point: the warning sits at the top of the answer, where it is repeated.
-	if w, ok := valMap(created)["basis_warning"].(string); ok && w != "" {
+	if w, ok := created["basis_warning"].(string); ok && w != "" {
 		out["basis_warning"] = w
 		out["detail"] = "Created. " + w + " Add an ORCID with update in the app to change that."
 	} else {

@@ -12,17 +12,18 @@ import (
 // activate_routine, deactivate_routine.
 
 func toolListRoutines(ctx context.Context, api API, args map[string]any) (any, error) {
-	activeOnly, _, terr := flagArg(args, "active_only")
-	if terr != nil {
-		return nil, terr
-	}
+	activeOnly, _ := flagArg(args, "active_only")
 	limit, offset := limitArg(args), offsetArg(args)
 	res, err := callGet(ctx, api, "/api/routines", nil)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]any, 0)
-	for _, row := range valList(res) {
+	all, terr := replyList(res, "a list of routines")
+	if terr != nil {
+		return nil, terr
+	}
+	rows := make([]any, 0, len(all))
+	for _, row := range all {
 		r := valMap(row)
 		if activeOnly && !pyTruthy(r["is_active"]) {
 			continue
@@ -80,9 +81,9 @@ func toolGetRoutine(ctx context.Context, api API, args map[string]any) (any, err
 	if err != nil {
 		return nil, err
 	}
-	routine := valMap(res)
-	if routine == nil {
-		return res, nil
+	routine, terr := replyObject(res, "a routine", "id")
+	if terr != nil {
+		return nil, terr
 	}
 	// The coverage audit is an extra: when it cannot be had, the routine still is.
 	if cov, err := callGet(ctx, api, idPath("/api/routines/%d/coverage", id), nil); err == nil && valMap(cov)["summary"] != nil {
@@ -109,7 +110,15 @@ func toolGetRoutine(ctx context.Context, api API, args map[string]any) (any, err
 	dl, err := callGet(ctx, api, idPath("/api/routines/%d/deliveries", id), nil)
 	switch {
 	case err == nil:
-		routine["delivery"] = deliverySummary(valMap(dl))
+		// Zero destinations made up from a reply without a summary would be a false fact.
+		d, terr := replyObject(dl, "a routine's delivery summary", "summary")
+		if terr != nil {
+			return nil, terr
+		}
+		if _, terr := replyObject(d["summary"], "a routine's delivery summary"); terr != nil {
+			return nil, terr
+		}
+		routine["delivery"] = deliverySummary(d)
 	case routeMissing(err):
 		// A backend too old for deliveries: no key, rather than a claim of zero destinations.
 	default:
@@ -200,10 +209,7 @@ func toolCreateRoutine(ctx context.Context, api API, args map[string]any) (any, 
 	if terr != nil {
 		return nil, terr
 	}
-	aiEnabled, _, terr := flagArg(args, "ai_enabled")
-	if terr != nil {
-		return nil, terr
-	}
+	aiEnabled, _ := flagArg(args, "ai_enabled")
 	params := map[string]any{"query": strings.Join(keywords, " "), "repositories": sources}
 	// entity goes to the backend unexamined: its validator also governs the app's own editor,
 	// and two validators for one rule drift apart.
@@ -226,11 +232,14 @@ func toolCreateRoutine(ctx context.Context, api API, args map[string]any) (any, 
 	if err != nil {
 		return nil, err
 	}
-	created := valMap(res)
+	created, terr := writeReply(res, "the created routine", "id")
+	if terr != nil {
+		return nil, terr
+	}
 	record := res
 	if id, ok := valInt(created["id"]); ok {
 		// POST answers {id, name}; read the record back so is_active:false is a visible fact.
-		if full, err := callGet(ctx, api, idPath("/api/routines/%d", id), nil); err == nil && full != nil {
+		if full, err := callGet(ctx, api, idPath("/api/routines/%d", id), nil); err == nil && valMap(full)["id"] != nil {
 			record = full
 		}
 	}
@@ -255,7 +264,14 @@ func toolRunRoutine(ctx context.Context, api API, args map[string]any) (any, err
 	if err != nil {
 		return nil, runConflict(err)
 	}
-	return res, nil
+	run, terr := writeReply(res, "a started routine run", "execution_id")
+	if terr != nil {
+		return nil, terr
+	}
+	if _, terr := integerField(run, "execution_id", "a started routine run", true); terr != nil {
+		return nil, terr
+	}
+	return run, nil
 }
 
 // runConflict gives the "routine already running" 409 its contract shape, naming the running
@@ -296,6 +312,14 @@ func routineToggle(action string) Handler {
 		if terr != nil {
 			return nil, terr
 		}
-		return callPost(ctx, api, idPath("/api/routines/%d/"+action, id), nil, true)
+		res, err := callPost(ctx, api, idPath("/api/routines/%d/"+action, id), nil, true)
+		if err != nil {
+			return nil, err
+		}
+		state, terr := writeReply(res, "the routine's new schedule state", "id", "is_active")
+		if terr != nil {
+			return nil, terr
+		}
+		return state, nil
 	}
 }

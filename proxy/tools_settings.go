@@ -21,23 +21,41 @@ var settingsGroups = []string{"ai", "assistant", "email", "embeddings", "cloud",
 
 const settingsGroupList = "ai, assistant, email, embeddings, cloud, storage, notifications"
 
-// settingsTurns holds one single-slot semaphore per backend and group (see toolUpdateSettings).
-// The backend is the API value the tool was called with (the daemon's per-target upstream), so
-// a slow instance never holds up another instance's settings.
-var settingsTurns sync.Map // settingsTurnKey -> chan struct{}
-
-type settingsTurnKey struct {
-	api   any // the API when its dynamic type is comparable (every real one is a pointer), else nil
-	group string
+// settingsTurns holds one single-slot semaphore per settings group (see toolUpdateSettings).
+// It is embedded in the Upstream (the daemon's API for one backend), so the turns belong to one
+// backend: a slow instance never holds up another's settings, and the turns go when their
+// backend does (nothing global keeps a closed upstream reachable).
+type settingsTurns struct {
+	mu      sync.Mutex
+	byGroup map[string]chan struct{}
 }
 
-func settingsTurn(api API, group string) chan struct{} {
-	key := settingsTurnKey{group: group}
-	if t := reflect.TypeOf(api); t != nil && t.Comparable() {
-		key.api = api
+func (s *settingsTurns) settingsTurn(group string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byGroup == nil {
+		s.byGroup = make(map[string]chan struct{}, len(settingsGroups))
 	}
-	turn, _ := settingsTurns.LoadOrStore(key, make(chan struct{}, 1))
-	return turn.(chan struct{})
+	turn, ok := s.byGroup[group]
+	if !ok {
+		turn = make(chan struct{}, 1)
+		s.byGroup[group] = turn
+	}
+	return turn
+}
+
+// settingsTurner is an API that keeps settings turns of its own.
+type settingsTurner interface {
+	settingsTurn(group string) chan struct{}
+}
+
+// settingsTurnFor returns api's turn for group. An API without turns of its own (a bare test
+// double) gets a fresh one: there is no backend instance to share it with.
+func settingsTurnFor(api API, group string) chan struct{} {
+	if t, ok := api.(settingsTurner); ok {
+		return t.settingsTurn(group)
+	}
+	return make(chan struct{}, 1)
 }
 
 // credentialWords: a key whose lower-cased name contains any of these is refused on its name.
@@ -59,54 +77,63 @@ func credentialShaped(key string) bool {
 }
 
 func toolUpdateSettings(ctx context.Context, api API, args map[string]any) (any, error) {
-	if !hasArg(args, "group") {
-		return nil, requiredError("group")
+	group, requested, terr := settingsRequest(args)
+	if terr != nil {
+		return nil, terr
 	}
-	group := strings.TrimSpace(stringArg(args, "group"))
-	if group == "execution" {
-		return nil, InvalidArgument(executionGroupRefusal)
-	}
-	allowed := false
-	for _, g := range settingsGroups {
-		allowed = allowed || g == group
-	}
-	if !allowed {
-		return nil, InvalidArgument(fmt.Sprintf("'%s' is not a settings group this tool can change. Allowed: %s.", group, settingsGroupList))
-	}
-	requested, ok := args["settings"].(map[string]any)
-	if !ok || len(requested) == 0 {
-		return nil, InvalidArgument("'settings' must be a non-empty object.")
-	}
-	keys := sortedKeys(requested)
-	var refused []string
-	for _, k := range keys {
-		if credentialShaped(k) {
-			refused = append(refused, k)
-		}
-	}
-	if len(refused) > 0 {
-		// Names only: the value is never repeated, and no request is made.
-		return nil, NewError(CodeInvalidArgument, fmt.Sprintf("This tool cannot change a setting whose name looks like a credential (%s). "+
-			"resmon's API keys and passwords are not settings; they are stored in the system keychain and are changed in the app, never through a tool.",
-			strings.Join(refused, ", ")), map[string]any{"refused_keys": refused})
-	}
-
 	// One update per group at a time in this process: the answer is a before/after diff, and a
 	// session's calls run concurrently, so two writes to one group would each report the
 	// other's change as their own. (Changes made in the app meanwhile still show: they are real.)
-	turn := settingsTurn(api, group)
+	turn := settingsTurnFor(api, group)
 	select {
 	case turn <- struct{}{}:
 		defer func() { <-turn }()
 	case <-ctx.Done():
 		return nil, NewError(CodeBackendUnavailable, MsgCancelled, nil)
 	}
-
-	path := "/api/settings/" + group
-	before, err := readSettings(ctx, api, path, group, "")
+	before, after, err := writeSettings(ctx, api, group, requested)
 	if err != nil {
 		return nil, err
 	}
+	return settingsAnswer(group, sortedKeys(requested), before, after), nil
+}
+
+// settingsRequest reads the group and the settings to change, refusing credential-shaped
+// names before anything is requested. The group is one of the schema's enum (checked before).
+func settingsRequest(args map[string]any) (string, map[string]any, *ToolError) {
+	if !hasArg(args, "group") {
+		return "", nil, requiredError("group")
+	}
+	group := stringArg(args, "group")
+	requested, ok := args["settings"].(map[string]any)
+	if !ok || len(requested) == 0 {
+		return "", nil, InvalidArgument("'settings' must be a non-empty object.")
+	}
+	var refused []string
+	for _, k := range sortedKeys(requested) {
+		if credentialShaped(k) {
+			refused = append(refused, k)
+		}
+	}
+	if len(refused) > 0 {
+		// Names only: the value is never repeated, and no request is made.
+		return "", nil, NewError(CodeInvalidArgument, fmt.Sprintf("This tool cannot change a setting whose name looks like a credential (%s). "+
+			"resmon's API keys and passwords are not settings; they are stored in the system keychain and are changed in the app, never through a tool.",
+			strings.Join(refused, ", ")), map[string]any{"refused_keys": refused})
+	}
+	return group, requested, nil
+}
+
+// writeSettings reads the group, refuses unknown keys and values of the wrong kind (before
+// any write, so a bad one means no write at all), PUTs only the named keys and reads the
+// group again: the diff is the backend's own before and after, not an echo of the input.
+func writeSettings(ctx context.Context, api API, group string, requested map[string]any) (before, after map[string]any, err error) {
+	path := "/api/settings/" + group
+	before, err = readSettings(ctx, api, path, group, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := sortedKeys(requested)
 	var unknown []string
 	for _, k := range keys {
 		if _, ok := before[k]; !ok {
@@ -115,28 +142,28 @@ func toolUpdateSettings(ctx context.Context, api API, args map[string]any) (any,
 	}
 	if len(unknown) > 0 {
 		groupKeys := sortedKeys(before)
-		return nil, NewError(CodeInvalidArgument, fmt.Sprintf("The '%s' group has no setting called %s. Its keys are: %s.",
+		return nil, nil, NewError(CodeInvalidArgument, fmt.Sprintf("The '%s' group has no setting called %s. Its keys are: %s.",
 			group, quoteJoin(unknown), strings.Join(groupKeys, ", ")),
 			map[string]any{"unknown_keys": unknown, "group_keys": groupKeys})
 	}
-	// Convert every value before the PUT, so a bad one means no write at all.
 	send := make(map[string]any, len(keys))
 	for _, k := range keys {
 		v, terr := settingValue(k, requested[k], before[k])
 		if terr != nil {
-			return nil, terr
+			return nil, nil, terr
 		}
 		send[k] = v
 	}
 	if _, err := api.Call(ctx, &Request{Method: http.MethodPut, Path: path,
 		Body: map[string]any{"settings": send}, Write: true}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	after, err := readSettings(ctx, api, path, group, " after the change")
-	if err != nil {
-		return nil, err
-	}
+	after, err = readSettings(ctx, api, path, group, " after the change")
+	return before, after, err
+}
 
+// settingsAnswer is the diff: every key whose value differs between the two reads.
+func settingsAnswer(group string, requested []string, before, after map[string]any) map[string]any {
 	changed := map[string]any{}
 	union := map[string]any{}
 	for k := range before {
@@ -163,27 +190,31 @@ func toolUpdateSettings(ctx context.Context, api API, args map[string]any) (any,
 	return map[string]any{
 		"group":               group,
 		"changed":             changed,
-		"requested":           keys,
+		"requested":           requested,
 		"unchanged_key_count": unchanged,
 		"detail":              detail,
-	}, nil
+	}
 }
 
 // readSettings GETs a group's writable map. For embeddings that is the nested "settings"
-// object: the capability and provider metadata beside it are not settings.
+// object: the capability and provider metadata beside it are not settings. A reply that is not
+// a non-empty map (every group has keys) is the reference's sentence, as upstream_error: the
+// fault is the backend's, and an empty map would make every key look unknown.
 func readSettings(ctx context.Context, api API, path, group, when string) (map[string]any, error) {
 	res, err := callGet(ctx, api, path, nil)
 	if err != nil {
 		return nil, err
 	}
-	m, ok := res.(map[string]any)
-	if !ok {
-		return nil, NewError(CodeInternalError, fmt.Sprintf("resmon did not return the '%s' settings group%s.", group, when), nil)
+	m, _ := res.(map[string]any)
+	if len(m) == 0 {
+		return nil, NewError(CodeUpstreamError, fmt.Sprintf("resmon did not return the '%s' settings group%s.", group, when),
+			map[string]any{"received": replyKind(res)})
 	}
 	if group == "embeddings" {
-		nested, ok := m["settings"].(map[string]any)
-		if !ok {
-			return nil, NewError(CodeInternalError, "resmon did not return embedding settings"+when+".", nil)
+		nested, _ := m["settings"].(map[string]any)
+		if len(nested) == 0 {
+			return nil, NewError(CodeUpstreamError, "resmon did not return embedding settings"+when+".",
+				map[string]any{"received": replyKind(m["settings"])})
 		}
 		return nested, nil
 	}

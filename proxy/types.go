@@ -4,6 +4,7 @@ package proxy
 import (
 	"context"
 	"net/url"
+	"sync"
 )
 
 // ContractVersion is reported as serverInfo.version.
@@ -71,15 +72,42 @@ type CallInfo struct {
 
 type callInfoKey struct{}
 
-// WithCallInfo returns a context carrying info for the upstream layer to fill.
-func WithCallInfo(ctx context.Context, info *CallInfo) context.Context {
-	return context.WithValue(ctx, callInfoKey{}, info)
+// callInfoCell is what the context carries: the caller's CallInfo and the lock that guards it
+// while the call's backend requests (possibly from several goroutines) fill it in. One lock
+// per call, so calls never wait on each other to record what they did.
+type callInfoCell struct {
+	mu   sync.Mutex
+	info *CallInfo
 }
 
-// CallInfoFrom returns the CallInfo carried by ctx, or nil.
+// WithCallInfo returns a context carrying info for the upstream layer to fill.
+func WithCallInfo(ctx context.Context, info *CallInfo) context.Context {
+	return context.WithValue(ctx, callInfoKey{}, &callInfoCell{info: info})
+}
+
+// CallInfoFrom returns the CallInfo carried by ctx, or nil. Read it once the call has
+// returned; while it runs, the call's own requests may still be writing to it.
 func CallInfoFrom(ctx context.Context) *CallInfo {
-	ci, _ := ctx.Value(callInfoKey{}).(*CallInfo)
-	return ci
+	if c, _ := ctx.Value(callInfoKey{}).(*callInfoCell); c != nil {
+		return c.info
+	}
+	return nil
+}
+
+// updateCallInfo applies f to ctx's CallInfo, if it carries one, under that call's lock.
+func updateCallInfo(ctx context.Context, f func(*CallInfo)) {
+	if c, _ := ctx.Value(callInfoKey{}).(*callInfoCell); c != nil {
+		c.mu.Lock()
+		f(c.info)
+		c.mu.Unlock()
+	}
+}
+
+// snapshotCallInfo copies ctx's CallInfo under its lock (the zero value when there is none).
+func snapshotCallInfo(ctx context.Context) CallInfo {
+	var out CallInfo
+	updateCallInfo(ctx, func(ci *CallInfo) { out = *ci })
+	return out
 }
 
 // NewError builds a ToolError; a nil detail becomes {} on the wire.
@@ -116,4 +144,15 @@ type Tool struct {
 	Idempotent  bool
 	OpenWorld   bool // reaches sources outside the machine (run_sweep, run_routine)
 	Handler     Handler
+}
+
+// Run is the one way a tool is called: the arguments are checked against the row's own input
+// schema (type, enum, bounds; see checkArguments) and only then given to the handler, so no
+// request reaches the backend with an argument of the wrong type. The MCP server and any
+// direct caller (the daemon's fast path) go through here.
+func (t *Tool) Run(ctx context.Context, api API, args map[string]any) (any, error) {
+	if terr := checkArguments(t.Name, t.InputSchema, args); terr != nil {
+		return nil, terr
+	}
+	return t.Handler(ctx, api, args)
 }

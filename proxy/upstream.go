@@ -38,8 +38,9 @@ type UpstreamOptions struct {
 // Upstream is the API the tools use in the daemon: it follows a discovery.Source across
 // backend generations (the hot swap), keeping one Client per generation.
 type Upstream struct {
-	src  discovery.Source
-	opts UpstreamOptions
+	src           discovery.Source
+	opts          UpstreamOptions
+	settingsTurns // update_settings' per-group turns for this backend
 
 	mu     sync.Mutex
 	gen    uint64
@@ -121,14 +122,12 @@ func (u *Upstream) Call(ctx context.Context, r *Request) (any, error) {
 }
 
 func noteGeneration(ctx context.Context, gen uint64, retried bool) {
-	if ci := CallInfoFrom(ctx); ci != nil {
-		callInfoMu.Lock()
+	updateCallInfo(ctx, func(ci *CallInfo) {
 		ci.Generation = gen
 		if retried {
 			ci.Retried = true
 		}
-		callInfoMu.Unlock()
-	}
+	})
 }
 
 // state returns a verified state or the backend_unavailable error for an unverified one,

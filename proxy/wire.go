@@ -89,6 +89,31 @@ type wireConn struct {
 	// concurrently anyway), whatever the client sends.
 	mu       sync.Mutex
 	inflight map[jsonrpc.ID]inflight
+	// legacy is set once initialize negotiated a protocol version that has no cache fields
+	// (every version before 2026-07-28; the stateless protocol has no initialize at all).
+	legacy bool
+}
+
+// cacheFields are the SDK's cache-control fields on list results ("ttlMs", "cacheScope"). They
+// belong to the 2026-07-28 protocol; on a session that negotiated an older version they are
+// fields the protocol does not have, and the reference never sends them.
+var cacheFields = []string{"ttlMs", "cacheScope"}
+
+// firstCacheVersion is the first protocol version whose list results carry cacheFields.
+const firstCacheVersion = "2026-07-28"
+
+// noteProtocol records the version an initialize answer negotiated (versions are dates, so
+// they compare as strings).
+func (c *wireConn) noteProtocol(result json.RawMessage) {
+	var ir struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(result, &ir) != nil || ir.ProtocolVersion == "" {
+		return
+	}
+	c.mu.Lock()
+	c.legacy = ir.ProtocolVersion < firstCacheVersion
+	c.mu.Unlock()
 }
 
 func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -169,8 +194,16 @@ func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			r.Error = e
 			msg = &r
 		}
+	case f.kind == kindInitialize:
+		c.noteProtocol(resp.Result)
 	case f.kind == kindToolsList:
-		if out, err := addConfirmation(resp.Result, c.t.flags, c.t.order); err == nil {
+		c.mu.Lock()
+		var drop []string
+		if c.legacy {
+			drop = cacheFields
+		}
+		c.mu.Unlock()
+		if out, err := addConfirmation(resp.Result, c.t.flags, c.t.order, drop...); err == nil {
 			r := *resp
 			r.Result = out
 			msg = &r
@@ -261,57 +294,77 @@ type toolSpan struct {
 }
 
 // addConfirmation rewrites a tools/list result: each tool object known to the table gains
-// "requires_confirmation" as its last key, and the array is put in table order. Bytes outside
-// the tools array, and inside each tool object, are kept as they were.
-func addConfirmation(result json.RawMessage, flags map[string]bool, order map[string]int) (json.RawMessage, error) {
+// "requires_confirmation" as its last key, the array is put in table order, and the top-level
+// keys named in drop are left out. Every other byte — the other keys and their values, and
+// each tool object's own keys — is kept as it was.
+func addConfirmation(result json.RawMessage, flags map[string]bool, order map[string]int, drop ...string) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(result))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, errNotToolList
 	}
+	out := make([]byte, 0, len(result)+len(order)*len(`,"requires_confirmation":false`))
+	out = append(out, '{')
+	sawTools := false
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
 			return nil, err
 		}
-		if key, _ := tok.(string); key != "tools" {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-			return nil, errNotToolList
-		}
-		arrStart := dec.InputOffset() - 1
-		var tools []toolSpan
-		for dec.More() {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return nil, err
-			}
-			tools = append(tools, withConfirmation(raw, flags, order, len(tools)))
-		}
-		if _, err := dec.Token(); err != nil { // ']'
+		key, _ := tok.(string)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
 			return nil, err
 		}
-		arrEnd := dec.InputOffset()
-		slices.SortStableFunc(tools, func(a, b toolSpan) int { return a.order - b.order })
-
-		out := make([]byte, 0, len(result)+len(tools)*len(`,"requires_confirmation":false`))
-		out = append(out, result[:arrStart]...)
-		out = append(out, '[')
-		for i, t := range tools {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = append(out, t.raw...)
+		if slices.Contains(drop, key) {
+			continue
 		}
-		out = append(out, ']')
-		out = append(out, result[arrEnd:]...)
-		return out, nil
+		if key == "tools" {
+			if value, err = confirmedTools(value, flags, order); err != nil {
+				return nil, err
+			}
+			sawTools = true
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		kb, _ := json.Marshal(key)
+		out = append(out, kb...)
+		out = append(out, ':')
+		out = append(out, value...)
 	}
-	return nil, errNotToolList
+	if !sawTools {
+		return nil, errNotToolList
+	}
+	return append(out, '}'), nil
+}
+
+// confirmedTools rewrites the tools array of a tools/list result (see addConfirmation).
+func confirmedTools(arr json.RawMessage, flags map[string]bool, order map[string]int) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(arr))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, errNotToolList
+	}
+	var tools []toolSpan
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		tools = append(tools, withConfirmation(raw, flags, order, len(tools)))
+	}
+	if _, err := dec.Token(); err != nil { // ']'
+		return nil, err
+	}
+	slices.SortStableFunc(tools, func(a, b toolSpan) int { return a.order - b.order })
+	out := make([]byte, 0, len(arr)+len(tools)*len(`,"requires_confirmation":false`))
+	out = append(out, '[')
+	for i, t := range tools {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, t.raw...)
+	}
+	return append(out, ']'), nil
 }
 
 // withConfirmation appends the flag to one tool object. Tools the table does not know keep

@@ -420,23 +420,11 @@ func (s *Sim) watchedSources() map[string]bool {
 }
 
 func (s *Sim) muteBody(c *call) (string, any, *reply) {
-	body, rep := c.jsonBody()
+	f, _, rep := c.validBody(muteBodyModel)
 	if rep != nil {
 		return "", nil, rep
 	}
-	v, ok := body.get("finding_key")
-	if !ok {
-		return "", nil, validation(verr("missing", []any{"body", "finding_key"}, "Field required", body))
-	}
-	k, isStr := v.(string)
-	if !isStr {
-		return "", nil, validation(verr("string_type", []any{"body", "finding_key"}, "Input should be a valid string", v))
-	}
-	if len(k) < 1 || len(k) > 200 {
-		return "", nil, validation(verr("string_too_short", []any{"body", "finding_key"}, "String should have at least 1 character", v, "min_length", 1))
-	}
-	note, _ := body.get("note")
-	return k, note, nil
+	return f.str("finding_key"), f["note"], nil
 }
 
 func (s *Sim) hMute(c *call) *reply {

@@ -49,66 +49,58 @@ func docText(d *document) map[string]bool { return tokens(d.Title + " " + d.Abst
 
 // ---- explorer ----
 
+// explorerQuery is a validated ExplorerSearchBody.
+type explorerQuery struct {
+	query, sort, cursor          string
+	limit                        int
+	sources, authors, categories []string
+	dateFrom, dateTo             string
+}
+
 func (s *Sim) hExplorerSearch(c *call) *reply {
-	body, rep := c.jsonBody()
+	f, _, rep := c.validBody(explorerSearchBody)
 	if rep != nil {
 		return rep
 	}
-	str := func(k string) string { v, _ := body.get(k); x, _ := v.(string); return x }
-	list := func(k string) []string {
-		v, _ := body.get(k)
-		l, _ := v.([]any)
-		var out []string
-		for _, x := range l {
-			if s, ok := x.(string); ok {
-				out = append(out, s)
-			}
+	q := explorerQuery{query: strings.TrimSpace(f.str("query")), sort: f.str("sort"), cursor: f.str("cursor"),
+		limit: min(max(f.integer("limit"), 1), 200), sources: f.strs("sources"), authors: f.strs("authors"),
+		categories: f.strs("categories"), dateFrom: f.str("date_from"), dateTo: f.str("date_to")}
+	filtered := s.filterDocs(q)
+	if q.sort == "similarity" {
+		if rep := s.similarityPage(filtered, q.query, q.cursor, q.limit); rep != nil {
+			return rep
 		}
-		return out
 	}
-	limit := 50
-	if v, ok := body.get("limit"); ok {
-		n, ok := asInt(v)
-		if !ok {
-			return validation(verr("int_parsing", []any{"body", "limit"}, "Input should be a valid integer, unable to parse string as an integer", v))
-		}
-		limit = min(max(n, 1), 200)
-	}
-	query, sortMode, cursor := strings.TrimSpace(str("query")), str("sort"), str("cursor")
-	sources, authors, cats := list("sources"), list("authors"), list("categories")
-	dateFrom, dateTo := str("date_from"), str("date_to")
+	return s.newestPage(filtered, q)
+}
 
+// filterDocs applies the structured filters, which hold in both modes.
+func (s *Sim) filterDocs(q explorerQuery) []*document {
 	filtered := []*document{}
 	for _, d := range s.data.docs {
-		if len(sources) > 0 && !contains(sources, d.Source) {
+		if len(q.sources) > 0 && !contains(q.sources, d.Source) {
 			continue
 		}
-		if len(authors) > 0 && !anyIn(splitAuthors(d.Authors), authors) {
+		if len(q.authors) > 0 && !anyIn(splitAuthors(d.Authors), q.authors) {
 			continue
 		}
-		if len(cats) > 0 && !anyIn(splitAuthors(d.Categories), cats) {
+		if len(q.categories) > 0 && !anyIn(splitAuthors(d.Categories), q.categories) {
 			continue
 		}
-		if dateFrom != "" && d.PublicationDate < dateFrom || dateTo != "" && (d.PublicationDate == "" || d.PublicationDate > dateTo) {
+		if q.dateFrom != "" && d.PublicationDate < q.dateFrom || q.dateTo != "" && (d.PublicationDate == "" || d.PublicationDate > q.dateTo) {
 			continue
 		}
 		filtered = append(filtered, d)
 	}
-	if sortMode == "similarity" {
-		if rep := s.similarityPage(filtered, query, cursor, limit); rep != nil {
-			return rep
-		}
-	}
-	unavailable := ""
-	if sortMode == "similarity" {
-		unavailable = "No embedding model is configured, so resmon cannot rank by meaning. Set one up in Settings → AI → Embeddings."
-		if s.data.embeddingsEnabled() {
-			unavailable = "Ranking by meaning needs a search phrase."
-		}
-	}
+	return filtered
+}
+
+// keywordMatches is the keyword mode's text filter: every word of the query, the last one as
+// a prefix (FTS5's prefix match).
+func keywordMatches(docs []*document, query string) []*document {
 	matches := []*document{}
 	words := strings.Fields(strings.ToLower(query))
-	for _, d := range filtered {
+	for _, d := range docs {
 		hay := strings.ToLower(d.Title + " " + d.Abstract + " " + d.Authors + " " + d.Categories)
 		ok := true
 		for i, w := range words {
@@ -122,19 +114,33 @@ func (s *Sim) hExplorerSearch(c *call) *reply {
 			matches = append(matches, d)
 		}
 	}
+	return matches
+}
+
+// newestPage answers newest first, paged by a "<publication_date>|<id>" cursor. A similarity
+// request that could not be ranked lands here too, saying why.
+func (s *Sim) newestPage(filtered []*document, q explorerQuery) *reply {
+	unavailable := ""
+	if q.sort == "similarity" {
+		unavailable = "No embedding model is configured, so resmon cannot rank by meaning. Set one up in Settings → AI → Embeddings."
+		if s.data.embeddingsEnabled() {
+			unavailable = "Ranking by meaning needs a search phrase."
+		}
+	}
+	matches := keywordMatches(filtered, q.query)
 	sortForExport(matches)
 	start := 0
-	if cursor != "" {
-		date, idStr, ok := strings.Cut(cursor, "|")
+	if q.cursor != "" {
+		date, idStr, ok := strings.Cut(q.cursor, "|")
 		id, err := strconv.Atoi(idStr)
 		if !ok || err != nil {
-			return detailReply(400, "Malformed cursor: "+pyRepr(cursor))
+			return detailReply(400, "Malformed cursor: "+pyRepr(q.cursor))
 		}
 		for start < len(matches) && (matches[start].PublicationDate > date || matches[start].PublicationDate == date && matches[start].ID >= id) {
 			start++
 		}
 	}
-	page := matches[start:min(start+limit, len(matches))]
+	page := matches[start:min(start+q.limit, len(matches))]
 	hasMore := start+len(page) < len(matches)
 	var next any
 	if hasMore && len(page) > 0 {
@@ -146,8 +152,8 @@ func (s *Sim) hExplorerSearch(c *call) *reply {
 		results = append(results, docJSON(d))
 	}
 	out := o("results", results, "next_cursor", next, "has_more", hasMore, "total", min(len(matches), 10000),
-		"total_is_capped", len(matches) > 10000, "count_cap", 10000, "used_full_text_index", query != "",
-		"page_size", limit, "sort", "newest")
+		"total_is_capped", len(matches) > 10000, "count_cap", 10000, "used_full_text_index", q.query != "",
+		"page_size", q.limit, "sort", "newest")
 	if unavailable != "" {
 		out = append(out, kv{"similarity_unavailable", unavailable})
 	}

@@ -356,36 +356,17 @@ func (c *corpus) docsByID(ids []int) []*document {
 }
 
 func (s *Sim) hExportReferences(c *call) *reply {
-	body, rep := c.jsonBody()
+	f, _, rep := c.validBody(exportReferencesBody)
 	if rep != nil {
 		return rep
 	}
-	var errs []obj
-	docIDs, ok := intList(body, "document_ids", &errs)
-	execIDsV, hasExec := body.get("execution_ids")
-	var execIDs []int
-	if hasExec && execIDsV != nil {
-		execIDs, _ = intList(body, "execution_ids", &errs)
-	} else {
-		hasExec = false
-	}
-	format := "bibtex"
-	if v, ok := body.get("format"); ok {
-		if f, ok := v.(string); ok {
-			format = f
-		} else {
-			errs = append(errs, verr("string_type", []any{"body", "format"}, "Input should be a valid string", v))
-		}
-	}
-	if len(errs) > 0 {
-		return validation(errs...)
-	}
-	_ = ok
+	docIDs, format := f.ints("document_ids"), f.str("format")
+	execIDs, hasExec := f.ints("execution_ids"), f["execution_ids"] != nil
 	if len(docIDs) > 0 && hasExec {
 		return detailReply(400, "Choose document_ids or execution_ids, not both")
 	}
-	f := strings.ToLower(strings.TrimSpace(format))
-	if _, ok := exportFormats[f]; !ok {
+	fmtName := strings.ToLower(strings.TrimSpace(format))
+	if _, ok := exportFormats[fmtName]; !ok {
 		return detailReply(400, fmt.Sprintf(unknownFormatMsg, format))
 	}
 	ids := docIDs
@@ -405,30 +386,7 @@ func (s *Sim) hExportReferences(c *call) *reply {
 			}
 		}
 	}
-	return exportReply(s.data.docsByID(ids), f, "resmon-selection", false)
-}
-
-// intList reads an optional list[int] body field, appending pydantic errors.
-func intList(body obj, key string, errs *[]obj) ([]int, bool) {
-	v, ok := body.get(key)
-	if !ok {
-		return nil, false
-	}
-	l, isList := v.([]any)
-	if !isList {
-		*errs = append(*errs, verr("list_type", []any{"body", key}, "Input should be a valid list", v))
-		return nil, true
-	}
-	var out []int
-	for i, x := range l {
-		n, ok := asInt(x)
-		if !ok {
-			*errs = append(*errs, verr("int_parsing", []any{"body", key, i}, "Input should be a valid integer, unable to parse string as an integer", x))
-			continue
-		}
-		out = append(out, n)
-	}
-	return out, true
+	return exportReply(s.data.docsByID(ids), fmtName, "resmon-selection", false)
 }
 
 func (s *Sim) hReport(c *call) *reply {
@@ -516,99 +474,43 @@ func (s *Sim) startRun(c *call, typ string, routineID int, params obj, reqID str
 	return e
 }
 
-// sweepBody validates SweepRequest / DiveRequest; single names the dive's "repository" field.
-func sweepBody(body obj, single bool) (obj, string, bool, []obj) {
-	var errs []obj
-	params := obj{}
-	repoKey := "repositories"
-	if single {
-		repoKey = "repository"
-	}
-	rv, ok := body.get(repoKey)
-	switch {
-	case !ok:
-		errs = append(errs, verr("missing", []any{"body", repoKey}, "Field required", body))
-	case single:
-		if _, isStr := rv.(string); !isStr {
-			errs = append(errs, verr("string_type", []any{"body", repoKey}, "Input should be a valid string", rv))
-		}
-	default:
-		l, isList := rv.([]any)
-		if !isList {
-			errs = append(errs, verr("list_type", []any{"body", repoKey}, "Input should be a valid list", rv))
-		}
-		for i, x := range l {
-			if _, isStr := x.(string); !isStr {
-				errs = append(errs, verr("string_type", []any{"body", repoKey, i}, "Input should be a valid string", x))
-			}
-		}
-	}
-	qv, ok := body.get("query")
-	if !ok {
-		errs = append(errs, verr("missing", []any{"body", "query"}, "Field required", body))
-	} else if _, isStr := qv.(string); !isStr {
-		errs = append(errs, verr("string_type", []any{"body", "query"}, "Input should be a valid string", qv))
-	}
-	get := func(k string, def any) any {
-		if v, ok := body.get(k); ok {
-			return v
-		}
-		return def
-	}
-	maxResults := 100
-	if v, ok := body.get("max_results"); ok {
-		n, ok := asInt(v)
-		if !ok {
-			errs = append(errs, verr("int_parsing", []any{"body", "max_results"}, "Input should be a valid integer, unable to parse string as an integer", v))
-		}
-		maxResults = n
-	}
-	ai := false
-	if v, ok := body.get("ai_enabled"); ok {
-		b, ok := laxBool(v)
-		if !ok {
-			errs = append(errs, verr("bool_parsing", []any{"body", "ai_enabled"}, "Input should be a valid boolean, unable to interpret input", v))
-		}
-		ai = b
-	}
-	reqID, _ := get("request_id", nil).(string)
-	params = o("query", qv, "keywords", get("keywords", nil), "date_from", get("date_from", nil), "date_to", get("date_to", nil),
-		"max_results", maxResults, repoKey, rv)
-	return params, reqID, ai, errs
+// sweepRequestParams is what a sweep or dive stores as its execution's parameters (MIRROR
+// prepare_execution: the request's query fields plus the repositories).
+func sweepRequestParams(f fields, repoKey string) obj {
+	return o("query", f.str("query"), "keywords", nullable(f, "keywords"), "date_from", nullable(f, "date_from"),
+		"date_to", nullable(f, "date_to"), "max_results", f.integer("max_results"), repoKey, repoValue(f, repoKey))
 }
 
-// laxBool is pydantic's lax bool.
-func laxBool(v any) (bool, bool) {
-	switch x := v.(type) {
-	case bool:
-		return x, true
-	case string:
-		switch strings.ToLower(strings.TrimSpace(x)) {
-		case "1", "true", "t", "yes", "y", "on":
-			return true, true
-		case "0", "false", "f", "no", "n", "off":
-			return false, true
-		}
+// nullable is a validated Optional field's value for storage: null when absent or null.
+func nullable(f fields, k string) any {
+	switch v := f[k].(type) {
+	case []string:
+		return strSlice(v)
 	default:
-		if n, ok := asInt(v); ok && (n == 0 || n == 1) {
-			return n == 1, true
-		}
+		return v
 	}
-	return false, false
+}
+
+func repoValue(f fields, k string) any {
+	if l, ok := f[k].([]string); ok {
+		return strSlice(l)
+	}
+	return f.str(k)
 }
 
 func (s *Sim) hSweep(c *call) *reply { return s.submit(c, false) }
 func (s *Sim) hDive(c *call) *reply  { return s.submit(c, true) }
 
 func (s *Sim) submit(c *call, dive bool) *reply {
-	body, rep := c.jsonBody()
+	m, repoKey := sweepRequest, "repositories"
+	if dive {
+		m, repoKey = diveRequest, "repository"
+	}
+	f, _, rep := c.validBody(m)
 	if rep != nil {
 		return rep
 	}
-	params, reqID, ai, errs := sweepBody(body, dive)
-	if len(errs) > 0 {
-		return validation(errs...)
-	}
+	params, reqID, ai := sweepRequestParams(f, repoKey), f.str("request_id"), f.flag("ai_enabled")
 	if e := s.duplicate(reqID); e != nil {
 		return okReply(o("execution_id", e.ID, "duplicate", true))
 	}
@@ -625,12 +527,12 @@ func (s *Sim) submit(c *call, dive bool) *reply {
 
 func (s *Sim) hRestartExec(c *call) *reply {
 	var reqID string
-	if len(strings.TrimSpace(string(c.body))) > 0 {
-		body, rep := c.jsonBody()
+	if len(strings.TrimSpace(string(c.body))) > 0 { // the body is optional here
+		f, _, rep := c.validBody(restartBody)
 		if rep != nil {
 			return rep
 		}
-		reqID, _ = func() (string, bool) { v, _ := body.get("request_id"); s, ok := v.(string); return s, ok }()
+		reqID = f.str("request_id")
 	}
 	if e := s.duplicate(reqID); e != nil {
 		return jsonReply(202, o("execution_id", e.ID, "restarted_from", nz(e.RestartedFrom), "ai_enabled", e.AIEnabled, "duplicate", true))

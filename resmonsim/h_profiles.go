@@ -163,51 +163,40 @@ func isASCII(s string) bool {
 }
 
 func (s *Sim) hCreateProfile(c *call) *reply {
-	body, rep := c.jsonBody()
+	f, _, rep := c.validBody(watchProfileBody)
 	if rep != nil {
 		return rep
 	}
-	var errs []obj
-	strField := func(k, def string) string {
-		v, ok := body.get(k)
-		if !ok || v == nil {
-			return def
-		}
-		x, isStr := v.(string)
-		if !isStr {
-			errs = append(errs, verr("string_type", []any{"body", k}, "Input should be a valid string", v))
-		}
-		return x
-	}
-	listField := func(k string) []any {
-		v, ok := body.get(k)
-		if !ok {
-			return nil
-		}
-		l, isList := v.([]any)
-		if !isList {
-			errs = append(errs, verr("list_type", []any{"body", k}, "Input should be a valid list", v))
-		}
-		return l
-	}
-	kind := strField("kind", "person")
-	display := strings.TrimSpace(strField("display_name", ""))
-	notes := strField("notes", "")
-	rawNames, affs, hints := listField("names"), listField("affiliations"), listField("field_hints")
-	idsV, _ := body.get("identifiers")
-	ids, _ := idsV.(obj)
-	if idsV != nil && ids == nil {
-		errs = append(errs, verr("dict_type", []any{"body", "identifiers"}, "Input should be a valid dictionary", idsV))
-	}
-	if len(errs) > 0 {
-		return validation(errs...)
-	}
-	kind = strings.ToLower(strings.TrimSpace(kind))
+	kind := strings.ToLower(strings.TrimSpace(f.str("kind")))
 	if kind != "person" && kind != "institution" && kind != "group" {
 		return detailReply(400, fmt.Sprintf("'%s' is not a kind of profile. Use one of: person, institution, group.", kind))
 	}
+	display := strings.TrimSpace(f.str("display_name"))
+	names := profileNames(f["names"].([]any), display)
+	if len(names) == 0 {
+		return detailReply(400, "A profile needs at least one name.")
+	}
+	if display == "" {
+		display = names[0].Value
+	}
+	ids, msg := profileIdentifiers(f.object("identifiers"))
+	if msg != "" {
+		return detailReply(400, msg)
+	}
+	p := &profile{Kind: kind, DisplayName: display, Names: names, Notes: strings.TrimSpace(f.str("notes")),
+		Affiliations: trimmedStrings(f.strs("affiliations")), Fields: trimmedStrings(f.strs("field_hints")), Identifiers: ids}
+	now := c.now.UTC().Format(sqlTime)
+	p.CreatedAt, p.UpdatedAt = now, now
+	s.data.addProfile(p)
+	return jsonReply(201, profileJSON(p))
+}
+
+// profileNames normalises the names: strings or {"value","script"}, deduplicated without
+// regard to case, "latin" for an all-ASCII name without a script; the display name when there
+// are none.
+func profileNames(raw []any, display string) []nameEntry {
 	var names []nameEntry
-	addName := func(v, script string) {
+	add := func(v, script string) {
 		v = strings.TrimSpace(v)
 		if v == "" {
 			return
@@ -222,29 +211,28 @@ func (s *Sim) hCreateProfile(c *call) *reply {
 		}
 		names = append(names, nameEntry{v, script})
 	}
-	for _, n := range rawNames {
+	for _, n := range raw {
 		switch x := n.(type) {
 		case string:
-			addName(x, "")
+			add(x, "")
 		case obj:
 			v, _ := x.get("value")
 			sc, _ := x.get("script")
 			vs, _ := v.(string)
 			scs, _ := sc.(string)
-			addName(vs, scs)
+			add(vs, scs)
 		}
 	}
 	if len(names) == 0 {
-		addName(display, "")
+		add(display, "")
 	}
-	if len(names) == 0 {
-		return detailReply(400, "A profile needs at least one name.")
-	}
-	if display == "" {
-		display = names[0].Value
-	}
-	p := &profile{Kind: kind, DisplayName: display, Names: names, Notes: strings.TrimSpace(notes),
-		Affiliations: stringsOf(affs), Fields: stringsOf(hints)}
+	return names
+}
+
+// profileIdentifiers reads the known identifier schemes (a string or {"value","cited"} each),
+// normalising ORCID and ROR, or returns the 400 sentence for a malformed one.
+func profileIdentifiers(ids obj) ([]kvIdent, string) {
+	var out []kvIdent
 	for _, scheme := range []string{"orcid", "openalex", "ror", "semantic_scholar"} {
 		v, ok := ids.get(scheme)
 		if !ok || v == nil {
@@ -269,29 +257,27 @@ func (s *Sim) hCreateProfile(c *call) *reply {
 			bare := strings.TrimPrefix(strings.TrimPrefix(e.Value, "https://orcid.org/"), "http://orcid.org/")
 			m := orcidRE.FindStringSubmatch(bare)
 			if m == nil {
-				return detailReply(400, fmt.Sprintf("%s is not an ORCID iD. An ORCID looks like 0000-0002-1825-0097.", pyRepr(e.Value)))
+				return nil, fmt.Sprintf("%s is not an ORCID iD. An ORCID looks like 0000-0002-1825-0097.", pyRepr(e.Value))
 			}
 			e.Value = strings.ToUpper(m[1] + "-" + m[2] + "-" + m[3] + "-" + m[4])
 		case "ror":
 			bare := strings.ToLower(strings.TrimPrefix(e.Value, "https://ror.org/"))
 			if !rorRE.MatchString(bare) {
-				return detailReply(400, fmt.Sprintf("%s is not a ROR id. A ROR id is nine characters, like 05dxps055.", pyRepr(e.Value)))
+				return nil, fmt.Sprintf("%s is not a ROR id. A ROR id is nine characters, like 05dxps055.", pyRepr(e.Value))
 			}
 			e.Value = bare
 		}
-		p.Identifiers = append(p.Identifiers, kvIdent{scheme, e})
+		out = append(out, kvIdent{scheme, e})
 	}
-	now := c.now.UTC().Format(sqlTime)
-	p.CreatedAt, p.UpdatedAt = now, now
-	s.data.addProfile(p)
-	return jsonReply(201, profileJSON(p))
+	return out, ""
 }
 
-func stringsOf(l []any) []string {
+// trimmedStrings drops blank entries and trims the rest.
+func trimmedStrings(l []string) []string {
 	out := []string{}
-	for _, x := range l {
-		if s, ok := x.(string); ok && strings.TrimSpace(s) != "" {
-			out = append(out, strings.TrimSpace(s))
+	for _, s := range l {
+		if t := strings.TrimSpace(s); t != "" {
+			out = append(out, t)
 		}
 	}
 	return out

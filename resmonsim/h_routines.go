@@ -130,78 +130,40 @@ type routineFields struct {
 
 var routineFlagKeys = []string{"is_active", "email_enabled", "email_ai_summary_enabled", "ai_enabled", "notify_on_complete"}
 
-// readRoutineBody validates RoutineCreate (required=true) or RoutineUpdate.
-func readRoutineBody(body obj, required bool) (*routineFields, []obj) {
-	f := &routineFields{set: map[string]bool{}, flags: map[string]bool{}}
-	var errs []obj
-	str := func(k string, dst *string, req bool) {
-		v, ok := body.get(k)
-		if !ok {
-			if req {
-				errs = append(errs, verr("missing", []any{"body", k}, "Field required", body))
-			}
-			return
-		}
-		if v == nil && !req {
+// readRoutineBody validates RoutineCreate (create=true) or RoutineUpdate. set names the
+// fields the body gave (for an update, only those change; a null one is cleared).
+func readRoutineBody(c *call, create bool) (*routineFields, *reply) {
+	m := routineUpdate()
+	if create {
+		m = routineCreate()
+	}
+	v, given, rep := c.validBody(m)
+	if rep != nil {
+		return nil, rep
+	}
+	f := &routineFields{set: given, flags: map[string]bool{}, name: v.str("name"), cron: v.str("schedule_cron"),
+		intent: v.str("intent"), params: v.object("parameters"), aiSettings: v["ai_settings"], storage: v["storage_settings"]}
+	if create { // the defaults apply on creation only
+		f.set = map[string]bool{}
+		for k := range v {
 			f.set[k] = true
-			return
 		}
-		s, isStr := v.(string)
-		if !isStr {
-			errs = append(errs, verr("string_type", []any{"body", k}, "Input should be a valid string", v))
-			return
-		}
-		*dst, f.set[k] = s, true
 	}
-	str("name", &f.name, required)
-	str("schedule_cron", &f.cron, required)
-	if v, ok := body.get("parameters"); ok {
-		if p, isObj := v.(obj); isObj {
-			f.params, f.set["parameters"] = p, true
-		} else {
-			errs = append(errs, verr("dict_type", []any{"body", "parameters"}, "Input should be a valid dictionary", v))
-		}
-	} else if required {
-		errs = append(errs, verr("missing", []any{"body", "parameters"}, "Field required", body))
-	}
-	str("intent", &f.intent, false)
 	for _, k := range routineFlagKeys {
-		if v, ok := body.get(k); ok {
-			b, ok := laxBool(v)
-			if !ok {
-				errs = append(errs, verr("bool_parsing", []any{"body", k}, "Input should be a valid boolean, unable to interpret input", v))
-				continue
-			}
-			f.flags[k], f.set[k] = b, true
+		if b, ok := v[k].(bool); ok {
+			f.flags[k] = b
+		} else {
+			delete(f.set, k) // null in an update: nothing to change
 		}
 	}
-	for _, k := range []string{"ai_settings", "storage_settings"} {
-		if v, ok := body.get(k); ok {
-			if _, isObj := v.(obj); !isObj && v != nil {
-				errs = append(errs, verr("dict_type", []any{"body", k}, "Input should be a valid dictionary", v))
-				continue
-			}
-			if k == "ai_settings" {
-				f.aiSettings = v
-			} else {
-				f.storage = v
-			}
-			f.set[k] = true
-		}
-	}
-	return f, errs
+	return f, nil
 }
 
 func (s *Sim) hCreateRoutine(c *call) *reply {
-	body, rep := c.jsonBody()
+	f, rep := readRoutineBody(c, true)
 	if rep != nil {
 		return rep
 	}
-	f, errs := readRoutineBody(body, true)
-	if len(errs) > 0 {
-		return validation(errs...)
-	}
-	resp := obj{}
 	var entity obj
 	if ev, ok := f.params.get("entity"); ok {
 		var msg string
@@ -217,14 +179,12 @@ func (s *Sim) hCreateRoutine(c *call) *reply {
 	now := c.now.UTC().Format(sqlTime)
 	r := &routine{Name: f.name, Cron: f.cron, Params: f.params, IsActive: active, EmailEnabled: f.flags["email_enabled"],
 		EmailAISum: f.flags["email_ai_summary_enabled"], AIEnabled: f.flags["ai_enabled"], NotifyOnComplete: f.flags["notify_on_complete"],
-		AISettings: f.aiSettings, StorageSettings: f.storage, Intent: strings.TrimSpace(f.intent), CreatedAt: now, UpdatedAt: now}
-	if r.Intent == "" {
-		r.Intent = ""
-	} else {
+		AISettings: f.aiSettings, StorageSettings: f.storage, CreatedAt: now, UpdatedAt: now}
+	if strings.TrimSpace(f.intent) != "" { // a blank intent is stored as null
 		r.Intent = f.intent
 	}
 	s.data.addRoutine(r)
-	resp = o("id", r.ID, "name", r.Name)
+	resp := o("id", r.ID, "name", r.Name)
 	if entity != nil {
 		resp = append(resp, kv{"entity", entity})
 		supported := false
@@ -239,13 +199,9 @@ func (s *Sim) hCreateRoutine(c *call) *reply {
 }
 
 func (s *Sim) hUpdateRoutine(c *call) *reply {
-	body, rep := c.jsonBody()
+	f, rep := readRoutineBody(c, false)
 	if rep != nil {
 		return rep
-	}
-	f, errs := readRoutineBody(body, false)
-	if len(errs) > 0 {
-		return validation(errs...)
 	}
 	r := s.data.routine(c.id)
 	if r == nil {

@@ -152,19 +152,11 @@ func settingsGet(group string) func(*Sim, *call) *reply {
 
 // settingsBody reads SettingsBody: {"settings": <required object>}.
 func settingsBody(c *call) (obj, *reply) {
-	body, rep := c.jsonBody()
+	f, _, rep := c.validBody(settingsBodyModel)
 	if rep != nil {
 		return nil, rep
 	}
-	v, ok := body.get("settings")
-	if !ok {
-		return nil, validation(verr("missing", []any{"body", "settings"}, "Field required", body))
-	}
-	m, isObj := v.(obj)
-	if !isObj {
-		return nil, validation(verr("dict_type", []any{"body", "settings"}, "Input should be a valid dictionary", v))
-	}
-	return m, nil
+	return f.object("settings"), nil
 }
 
 func settingsPut(group string) func(*Sim, *call) *reply {
@@ -219,39 +211,20 @@ func (s *Sim) hExecSettingsGet(c *call) *reply {
 }
 
 func (s *Sim) hExecSettingsPut(c *call) *reply {
-	body, rep := c.jsonBody()
+	f, _, rep := c.validBody(executionSettingsBody)
 	if rep != nil {
 		return rep
 	}
-	var errs []obj
-	vals := map[string]int{}
-	for _, k := range []string{"max_concurrent_executions", "routine_fire_queue_limit"} {
-		v, ok := body.get(k)
-		if !ok {
-			errs = append(errs, verr("missing", []any{"body", k}, "Field required", body))
-			continue
-		}
-		n, ok := asInt(v)
-		if !ok {
-			errs = append(errs, verr("int_parsing", []any{"body", k}, "Input should be a valid integer, unable to parse string as an integer", v))
-			continue
-		}
-		vals[k] = n
-	}
-	if len(errs) > 0 {
-		return validation(errs...)
-	}
-	if n := vals["max_concurrent_executions"]; n < 1 || n > 8 {
+	maxExec, queue := f.integer("max_concurrent_executions"), f.integer("routine_fire_queue_limit")
+	if maxExec < 1 || maxExec > 8 {
 		return detailReply(400, "max_concurrent_executions must be between 1 and 8")
 	}
-	if n := vals["routine_fire_queue_limit"]; n < 1 || n > 64 {
+	if queue < 1 || queue > 64 {
 		return detailReply(400, "routine_fire_queue_limit must be between 1 and 64")
 	}
-	for k, n := range vals {
-		s.data.settings[k] = strconv.Itoa(n)
-	}
-	return okReply(o("success", true, "max_concurrent_executions", vals["max_concurrent_executions"],
-		"routine_fire_queue_limit", vals["routine_fire_queue_limit"]))
+	s.data.settings["max_concurrent_executions"] = strconv.Itoa(maxExec)
+	s.data.settings["routine_fire_queue_limit"] = strconv.Itoa(queue)
+	return okReply(o("success", true, "max_concurrent_executions", maxExec, "routine_fire_queue_limit", queue))
 }
 
 func (s *Sim) hCLIStatus(c *call) *reply {

@@ -49,14 +49,6 @@ func (m obj) set(k string, v any) obj {
 	return append(m, kv{k, v})
 }
 
-func (m obj) keys() []string {
-	ks := make([]string, len(m))
-	for i, p := range m {
-		ks[i] = p.k
-	}
-	return ks
-}
-
 func (m obj) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -282,7 +274,7 @@ func decodeOrdered(data []byte) (any, int, error) {
 	v, err := decodeValue(dec)
 	if err == nil {
 		if _, err2 := dec.Token(); err2 == nil {
-			err = fmt.Errorf("Extra data")
+			err = fmt.Errorf("extra data after the JSON value")
 		}
 	}
 	if err != nil {
@@ -345,14 +337,6 @@ func strSlice(ss []string) []any {
 	a := make([]any, len(ss))
 	for i, s := range ss {
 		a[i] = s
-	}
-	return a
-}
-
-func intSlice(is []int) []any {
-	a := make([]any, len(is))
-	for i, n := range is {
-		a[i] = n
 	}
 	return a
 }

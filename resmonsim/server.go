@@ -239,10 +239,16 @@ func writeFault(w *statusWriter, f *Fault) {
 		// Starlette's own 500 for an unhandled exception is plain text, not JSON.
 		writeReply(w, &reply{status: status, raw: []byte("Internal Server Error"), ctype: "text/plain; charset=utf-8"})
 		return
+	case f.EmptyBody:
+		body = ""
 	case body == "":
 		body = `{"detail":"Simulated fault"}`
 	}
-	writeReply(w, &reply{status: status, raw: []byte(body), ctype: "application/json"})
+	ctype := f.ContentType
+	if ctype == "" {
+		ctype = "application/json"
+	}
+	writeReply(w, &reply{status: status, raw: []byte(body), ctype: ctype})
 }
 
 func writeReply(w http.ResponseWriter, rep *reply) {

@@ -42,6 +42,8 @@ type Fault struct {
 	PathPrefix    string
 	Status        int    // 0 = 500 (or 200 with MalformedJSON)
 	Body          string // "" = a FastAPI-style {"detail": …}
+	EmptyBody     bool   // reply with no body at all (Body is ignored)
+	ContentType   string // "" = application/json
 	MalformedJSON bool   // reply with a truncated JSON body
 	Drop          bool   // close the connection without replying (a transport error)
 	Count         int    // replies to fault; 0 = until cleared

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,20 +15,16 @@ import (
 
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/resmonsim"
 )
 
-// Helpers for the client/upstream/server tests. Names carry a "core" prefix so they cannot
-// collide with the tool tests that share this package.
+// Shared scaffolding for this package's tests: a fake backend on loopback (coreFake), a
+// discovery source the test drives (coreSource), the simulator client, and assertions.
 
 // coreTestTimeout bounds every test's waits; nothing here should come near it.
 const coreTestTimeout = 20 * time.Second
 
-func coreCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), coreTestTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
+func coreCtx(t *testing.T) context.Context { return testkit.Context(t, coreTestTimeout) }
 
 // coreFake is a fake backend on 127.0.0.1: it checks the bearer token like the guard does,
 // counts requests and new connections, and answers with handle.
@@ -73,6 +70,21 @@ func newCoreFake(t testing.TB, handle http.HandlerFunc) *coreFake {
 	}
 	f.srv.Start()
 	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// newHangingFake is a backend that takes every request and never answers it: the request
+// waits until the client gives up (or the test ends).
+func newHangingFake(t testing.TB) *coreFake {
+	t.Helper()
+	release := make(chan struct{})
+	f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	t.Cleanup(func() { close(release) }) // runs before the server's Close, so nothing waits on it
 	return f
 }
 
@@ -172,3 +184,73 @@ func coreToolErr(t *testing.T, err error) *ToolError {
 	}
 	return te
 }
+
+func wantErr(t *testing.T, te *ToolError, code, msgPart string) {
+	t.Helper()
+	if te == nil {
+		t.Fatalf("want %s error containing %q, got success", code, msgPart)
+	}
+	if te.Code != code || !strings.Contains(te.Message, msgPart) {
+		t.Fatalf("got %s %q, want %s containing %q", te.Code, te.Message, code, msgPart)
+	}
+}
+
+func wantNoErr(t *testing.T, te *ToolError) {
+	t.Helper()
+	if te != nil {
+		t.Fatalf("unexpected error %s: %s %v", te.Code, te.Message, te.Detail)
+	}
+}
+
+func paths(reqs []Request) []string {
+	var out []string
+	for _, r := range reqs {
+		s := r.Method + " " + r.Path
+		if len(r.Query) > 0 {
+			s += "?" + r.Query.Encode()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func startSimClient(t *testing.T, opts resmonsim.Options) (*resmonsim.Sim, *Client) {
+	t.Helper()
+	if opts.StateDir == "" {
+		opts.StateDir = t.TempDir()
+	}
+	sim, err := resmonsim.Start(opts)
+	if err != nil {
+		t.Fatalf("start simulator: %v", err)
+	}
+	t.Cleanup(func() { _ = sim.Stop() })
+	c := NewClient(&discovery.Backend{BaseURL: sim.BaseURL(), Port: sim.Port(), Token: discovery.Token(sim.Token())},
+		&ClientOptions{RequestTimeout: 10 * time.Second})
+	t.Cleanup(c.Close)
+	return sim, c
+}
+
+// patient options: any wait the code is not supposed to make would hit the test's context
+// instead and fail the assertion on the result, so no timing is asserted.
+var corePatient = &UpstreamOptions{FirstCheckWait: time.Hour, RetryWait: time.Hour}
+
+// coreDropper answers every request by dropping the connection, like a backend killed
+// mid-request.
+func coreDropper(w http.ResponseWriter, r *http.Request) {
+	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+		_ = conn.Close()
+	}
+}
+
+// coreEventually waits (bounded) for cond, for effects that happen on another goroutine.
+func coreEventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	testkit.WaitFor(t, coreTestTimeout, cond, "the condition")
+}
+
+// The doubles and the real types satisfy the interfaces the code uses.
+var (
+	_ discovery.Source = (*coreSource)(nil)
+	_ API              = (*Upstream)(nil)
+	_ API              = (*Client)(nil)
+)

@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// The tool table itself: a decided flag for every tool, the definition order, schema hygiene,
+// and which requests are marked as writes.
+
 const testCallTimeout = 10 * time.Second
 
 // wantConfirmation is the decision for every tool. Adding a tool to the table without adding
@@ -239,5 +242,72 @@ func TestWriteFlagOnRequests(t *testing.T) {
 				t.Error("write tool sent no Write request")
 			}
 		})
+	}
+}
+
+// Every caveat the app's own server and the contract give a model before it calls a tool is in
+// that tool's description (or the argument's), in our words. Each row names one caveat and the
+// words that carry it.
+func TestDescriptionsKeepEveryCaveat(t *testing.T) {
+	caveats := []struct {
+		tool, arg, why string
+		words          []string
+	}{
+		{"get_search_record", "", "pre-1.8.6 runs have no zero reason; an unexplained zero is no evidence", []string{"before resmon 1.8.6", "not evidence that there was nothing to find"}},
+		{"get_profile_matches", "", "name+affiliation and name_only are string matches, not identity", []string{"'name+affiliation' and 'name_only' are string matches", "NOT evidence"}},
+		{"get_profile_matches", "", "a name-only match is never the person's paper", []string{"Never present a name_only match as the person's paper"}},
+		{"get_watch_profile", "", "the per-basis counts are part of the answer", []string{"count per basis", "only name matches"}},
+		{"get_watch_profile", "", "basis_warning says what every match can be", []string{"basis_warning", "what every match for it can ever be"}},
+		{"list_watch_profiles", "", "basis_warning says what every match can be", []string{"basis_warning", "what every match for that profile can ever be"}},
+		{"create_watch_profile", "", "only an ORCID makes a match evidence of identity", []string{"Only an ORCID makes a match evidence of identity"}},
+		{"create_watch_profile", "orcid_cited", "an untraceable ORCID is an assertion", []string{"is an assertion"}},
+		{"create_watch_profile", "aliases", "aliases check answers and are not sent", []string{"check a source's answers", "not sent to the source"}},
+		{"create_watch_profile", "field_hints", "field hints tell people apart, never narrow", []string{"tell two people apart", "never to narrow the search"}},
+		{"create_routine", "", "with entity the keywords are ignored, and why", []string{"keywords are ignored", "would hide the rest of their work"}},
+		{"create_routine", "", "without intent the audit measures the query against itself", []string{"without it the coverage audit falls back to the keywords", "measures the query against itself"}},
+		{"create_routine", "", "created inactive", []string{"created inactive"}},
+		{"get_routine", "", "the coverage summary: furthest from intent, never returned", []string{"furthest from its intent", "never returned"}},
+		{"get_watchdog_findings", "", "broken is recorded, unusual inferred", []string{"broken (a recorded fact)", "unusual (an inference"}},
+		{"explain_match", "", "the caveats are part of the answer", []string{"The caveats are part of the answer"}},
+		{"explain_match", "", "relevance ranking: matching no keyword is expected", []string{"rank by relevance", "expected, not a fault"}},
+		{"activate_routine", "", "the person confirms it first", []string{"The person confirms this before it takes effect"}},
+		{"update_settings", "", "no key, password or credential-shaped setting", []string{"cannot change an API key, a password or anything else credential-shaped"}},
+		{"update_settings", "", "an unknown key is refused and lists the real keys", []string{"refused, not ignored", "the group's real keys"}},
+		{"search_corpus", "mode", "semantic vs keyword, the embedding model, mode_unavailable", []string{"'keyword' filters on the words", "ranks by closeness in meaning", "needs an embedding model", "mode_unavailable"}},
+		{"search_corpus", "", "the answer says which mode was served", []string{"says which one was served", "never present that order as relevance"}},
+		{"find_similar", "", "an empty list carries its reason", []string{"An empty list always carries a reason"}},
+		{"run_sweep", "", "returns at once; poll", []string{"Returns execution_id at once", "poll get_execution"}},
+		{"run_routine", "", "returns at once; poll", []string{"Returns execution_id at once", "poll get_execution"}},
+		{"get_execution_results", "", "ids are this corpus's", []string{"stored document id in this corpus"}},
+		{"export_references", "", "BibTeX keys are not stable identifiers", []string{"not stable identifiers"}},
+		{"health", "", "an expectation is not authentication, one call only", []string{"this one call only", "not authentication"}},
+	}
+	for _, c := range caveats {
+		tool, ok := ToolByName(c.tool)
+		if !ok {
+			t.Fatalf("no tool %s", c.tool)
+		}
+		text := tool.Description
+		if c.arg != "" {
+			text, _ = propertiesOf(tool.InputSchema)[c.arg].(map[string]any)["description"].(string)
+		}
+		for _, w := range c.words {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s %s: the caveat %q is missing (%q)", c.tool, c.arg, c.why, w)
+			}
+		}
+	}
+	search, _ := ToolByName("search_corpus")
+	if d := propertiesOf(search.InputSchema)["mode"].(map[string]any)["default"]; d != "keyword" {
+		t.Errorf(`search_corpus mode default = %v, want "keyword"`, d)
+	}
+}
+
+// Summary is the one line `resmongw tools` prints: present, at most 80 characters, one line.
+func TestEveryToolHasAOneLineSummary(t *testing.T) {
+	for _, tool := range Tools {
+		if s := tool.Summary; s == "" || len([]rune(s)) > 80 || strings.ContainsAny(s, "\n\t") {
+			t.Errorf("%s: summary %q", tool.Name, s)
+		}
 	}
 }

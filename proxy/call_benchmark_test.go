@@ -9,6 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// Benchmarks of one tool call through the server and through the upstream.
+
 // coreNopAPI answers every call at once, so a benchmark measures only the gateway's own work.
 type coreNopAPI struct{}
 

@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"context"
 	"net/http"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,121 +12,115 @@ import (
 	"github.com/resmongw/resmongw/internal/testkit"
 )
 
-// patient options: any wait the code is not supposed to make would hit the test's context
-// instead and fail the assertion on the result, so no timing is asserted.
-var corePatient = &UpstreamOptions{FirstCheckWait: time.Hour, RetryWait: time.Hour}
+// After a failed call: a read is retried once on a new generation, a write never is, and a
+// crashed backend fails at once.
 
-// coreDropper answers every request by dropping the connection, like a backend killed
-// mid-request.
-func coreDropper(w http.ResponseWriter, r *http.Request) {
-	if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-		_ = conn.Close()
-	}
+// waitHookSource is a fake Source that reports every Wait to onWait before it blocks, so a test
+// can act exactly when the upstream starts waiting past a given generation.
+type waitHookSource struct {
+	*coreSource
+	onWait func(gen uint64)
 }
 
-func TestUpstreamUnavailableFailsAtOnce(t *testing.T) {
-	src := newCoreSource()
-	un := &discovery.Unavailable{Reason: discovery.ReasonNotRunning, Message: "resmon is not running. Start the resmon app and try again.",
-		Tried: []string{"http://127.0.0.1:8742"}}
-	src.set(nil, un)
-	u := NewUpstream(src, corePatient)
-	defer u.Close()
-	_, err := u.Call(coreCtx(t), &Request{Path: "/api/health"})
-	te := coreToolErr(t, err)
-	if te.Code != CodeBackendUnavailable || te.Message != un.Message || !reflect.DeepEqual(te.Detail, un.Detail()) {
-		t.Fatalf("%+v", te)
+func (s *waitHookSource) Wait(ctx context.Context, gen uint64) discovery.State {
+	if s.onWait != nil {
+		s.onWait(gen)
 	}
-	if src.rechecks.Load() != 0 {
-		t.Fatal("an unavailable state triggered a recheck")
-	}
+	return s.coreSource.Wait(ctx, gen)
 }
 
-func TestUpstreamWaitsForFirstCheck(t *testing.T) {
-	f := newCoreFake(t, nil)
-	src := newCoreSource()
-	u := NewUpstream(src, corePatient)
-	defer u.Close()
-	done := make(chan error, 1)
-	go func() {
-		_, err := u.Call(coreCtx(t), &Request{Path: "/api/health"})
-		done <- err
-	}()
-	src.set(f.backend(), nil)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if f.requests.Load() != 1 {
-		t.Fatalf("%d requests", f.requests.Load())
-	}
-}
+var notRunning = &discovery.Unavailable{Reason: discovery.ReasonNotRunning,
+	Message: "resmon is not running. Start the resmon app and try again."}
 
-func TestUpstreamFirstCheckWithoutGenerationBump(t *testing.T) {
-	// A source whose first check fills the state but leaves the generation at 0 is still seen.
-	f := newCoreFake(t, nil)
-	src := newCoreSource()
-	u := NewUpstream(src, corePatient)
-	defer u.Close()
-	done := make(chan error, 1)
-	go func() {
-		_, err := u.Call(coreCtx(t), &Request{Path: "/api/health"})
-		done <- err
-	}()
-	src.mu.Lock()
-	src.st = discovery.State{Backend: f.backend()}
-	src.mu.Unlock()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestUpstreamFirstCheckWaitIsBounded(t *testing.T) {
-	src := newCoreSource()
-	u := NewUpstream(src, &UpstreamOptions{FirstCheckWait: 20 * time.Millisecond})
-	defer u.Close()
-	_, err := u.Call(coreCtx(t), &Request{Path: "/api/health"})
-	te := coreToolErr(t, err)
-	if te.Code != CodeBackendUnavailable || te.Message == MsgCancelled {
-		t.Fatalf("%+v", te)
-	}
-}
-
-func TestUpstreamSwapsClientPerGeneration(t *testing.T) {
-	a := newCoreFake(t, nil)
-	b := newCoreFake(t, nil)
-	src := newCoreSource()
+// A backend killed with its files left: the re-check says "not running" at once, and the read
+// that hit the dead connection fails within the restart grace, not after RetryWait (an hour
+// here). If it waited RetryWait, the call would still be waiting when the context expires, and
+// the context would be done on return.
+func TestUpstreamCrashedBackendFailsWithoutRetryWait(t *testing.T) {
+	a := newCoreFake(t, coreDropper)
+	src := &waitHookSource{coreSource: newCoreSource()}
 	src.set(a.backend(), nil)
+	src.onRecheck = func() { src.set(nil, notRunning) }
 	u := NewUpstream(src, corePatient)
 	defer u.Close()
-	ctx := coreCtx(t)
-	for i := 0; i < 2; i++ {
-		if _, err := u.Call(ctx, &Request{Path: "/api/health"}); err != nil {
-			t.Fatal(err)
+
+	ctx, cancel := context.WithTimeout(coreCtx(t), 10*restartGrace)
+	defer cancel()
+	info := &CallInfo{}
+	_, err := u.Call(WithCallInfo(ctx, info), &Request{Path: "/api/executions"})
+	if ctx.Err() != nil {
+		t.Fatalf("the call waited past the restart grace for a backend that is gone: %v", err)
+	}
+	te := coreToolErr(t, err)
+	// The failed call keeps the reference's transport sentence; the next call reports the
+	// watcher's reason.
+	if te.Code != CodeBackendUnavailable || te.Message != MsgTransport || info.Retried || a.requests.Load() != 1 {
+		t.Fatalf("%+v retried=%v requests=%d", te, info.Retried, a.requests.Load())
+	}
+	_, err = u.Call(ctx, &Request{Path: "/api/executions"})
+	if te := coreToolErr(t, err); te.Code != CodeBackendUnavailable || te.Message != notRunning.Message || a.requests.Load() != 1 {
+		t.Fatalf("next call: %+v", te)
+	}
+}
+
+// A restart on the same instance: the re-check first finds the app gone, then the new
+// instance appears while the upstream is in its grace wait; the read is retried there once.
+func TestUpstreamRestartWithinGraceIsRetried(t *testing.T) {
+	a := newCoreFake(t, coreDropper)
+	b := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
+		coreWriteJSON(w, 200, map[string]any{"executions": []any{}})
+	})
+	src := &waitHookSource{coreSource: newCoreSource()}
+	src.set(a.backend(), nil)
+	var downGen atomic.Uint64
+	src.onRecheck = func() { downGen.Store(src.set(nil, notRunning)) }
+	var published atomic.Bool
+	src.onWait = func(gen uint64) {
+		// Waiting past the "not running" generation: the upstream is in its grace wait.
+		if gen != 0 && gen == downGen.Load() && published.CompareAndSwap(false, true) {
+			src.set(b.backend(), nil)
 		}
 	}
-	if a.conns.Load() != 1 {
-		t.Fatalf("same generation used %d connections", a.conns.Load())
-	}
-	gen := src.set(b.backend(), nil)
+	u := NewUpstream(src, corePatient)
+	defer u.Close()
+
 	info := &CallInfo{}
-	if _, err := u.Call(WithCallInfo(ctx, info), &Request{Path: "/api/health"}); err != nil {
+	v, err := u.Call(WithCallInfo(coreCtx(t), info), &Request{Path: "/api/executions"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if b.requests.Load() != 1 || a.requests.Load() != 2 {
-		t.Fatalf("a=%d b=%d requests", a.requests.Load(), b.requests.Load())
+	if _, ok := v.(map[string]any)["executions"]; !ok || !published.Load() {
+		t.Fatalf("%v (published %v)", v, published.Load())
 	}
-	want := CallInfo{Generation: gen, RuntimeID: b.runtimeID, BaseURL: b.srv.URL, Requests: 1}
-	if *info != want {
-		t.Fatalf("info %+v, want %+v", *info, want)
+	if a.requests.Load() != 1 || b.requests.Load() != 1 || !info.Retried || info.Generation != downGen.Load()+1 {
+		t.Fatalf("a=%d b=%d info=%+v", a.requests.Load(), b.requests.Load(), *info)
 	}
-	// The old generation's keep-alive connection is closed, not left for reuse.
-	coreEventually(t, func() bool { return a.closed.Load() == 1 })
+}
 
-	// Going down drops the client too.
-	src.set(nil, &discovery.Unavailable{Message: "down", Tried: []string{b.srv.URL}})
-	if _, err := u.Call(ctx, &Request{Path: "/api/health"}); err == nil {
-		t.Fatal("call succeeded while unavailable")
+// The grace changes nothing for writes and runtime-pinned reads: never replayed, even when the
+// new instance is already there.
+func TestUpstreamGraceNeverReplaysWritesOrPinnedReads(t *testing.T) {
+	for _, pinned := range []bool{false, true} {
+		a := newCoreFake(t, coreDropper)
+		r := &Request{Method: "POST", Path: "/api/routines/4/run", Write: true}
+		if pinned {
+			r = &Request{Path: "/api/health", ExpectedRuntimeID: a.runtimeID}
+		}
+		b := newCoreFake(t, nil)
+		src := &waitHookSource{coreSource: newCoreSource()}
+		src.set(a.backend(), nil)
+		src.onRecheck = func() {
+			src.set(nil, notRunning)
+			src.set(b.backend(), nil)
+		}
+		u := NewUpstream(src, corePatient)
+		_, err := u.Call(coreCtx(t), r)
+		te := coreToolErr(t, err)
+		if te.Code != CodeBackendUnavailable || b.requests.Load() != 0 || a.requests.Load() != 1 {
+			t.Fatalf("%s %s: %+v b=%d", r.Method, r.Path, te, b.requests.Load())
+		}
+		u.Close()
 	}
-	coreEventually(t, func() bool { return b.closed.Load() == 1 })
 }
 
 func TestUpstreamRetriesReadOnceAcrossRestart(t *testing.T) {
@@ -224,7 +220,7 @@ func TestUpstreamUnsentWriteIsNotRetriedEither(t *testing.T) {
 	defer u.Close()
 	_, err := u.Call(coreCtx(t), &Request{Method: "POST", Path: "/api/routines", Write: true})
 	te := coreToolErr(t, err)
-	if te.Message != MsgTransport || te.Detail["reason"] != "ConnectError" || b.requests.Load() != 0 {
+	if te.Message != MsgNotSent || te.Detail["reason"] != "ConnectError" || b.requests.Load() != 0 {
 		t.Fatalf("%+v b=%d", te, b.requests.Load())
 	}
 }
@@ -258,40 +254,6 @@ func TestUpstreamPassesOrdinaryErrorsThrough(t *testing.T) {
 		t.Fatalf("%+v", te)
 	}
 }
-
-func TestUpstreamCloseDropsIdleConnections(t *testing.T) {
-	a := newCoreFake(t, nil)
-	src := newCoreSource()
-	src.set(a.backend(), nil)
-	u := NewUpstream(src, corePatient)
-	if _, err := u.Call(coreCtx(t), &Request{Path: "/api/health"}); err != nil {
-		t.Fatal(err)
-	}
-	u.Close()
-	coreEventually(t, func() bool { return a.closed.Load() == 1 })
-	// Still usable after Close (sessions may be winding down).
-	if _, err := u.Call(coreCtx(t), &Request{Path: "/api/health"}); err != nil {
-		t.Fatal(err)
-	}
-	u.Close()
-}
-
-// coreEventually waits (bounded) for cond, for effects that happen on another goroutine.
-func coreEventually(t *testing.T, cond func() bool) {
-	t.Helper()
-	ctx := coreCtx(t)
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("condition not reached")
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-}
-
-var _ discovery.Source = (*coreSource)(nil)
-var _ API = (*Upstream)(nil)
-var _ API = (*Client)(nil)
 
 func TestUpstreamRetriesOnlyOnce(t *testing.T) {
 	a := newCoreFake(t, coreDropper)

@@ -12,6 +12,9 @@ import (
 	"testing"
 )
 
+// fakeAPI, the recording double every tool test runs against: plausible backend bodies, and
+// every request kept for the test to inspect.
+
 // fakeAPI is a recording double of API. It answers plausible backend bodies (decoded the way
 // the real client decodes them: json.Number) from a small in-memory state, and records every
 // request. override, when set, may answer a request first (return handled=false to fall through).
@@ -171,7 +174,9 @@ func (f *fakeAPI) answer(r *Request) (any, error) {
 	case get && strings.HasSuffix(p, "/lifecycle"):
 		return decodeJSONText(`{"document_id":7,"events":[],"checked_at":null,"check_status":null}`), nil
 	case get && strings.HasPrefix(p, "/api/analytics/"):
-		return map[string]any{"served": p}, nil
+		// Each view's own key, so every view's reply has the shape the tool checks.
+		return map[string]any{"served": p, "summary": map[string]any{}, "series": []any{}, "sources": []any{},
+			"keywords": []any{}, "routines": []any{}}, nil
 	case get && p == "/api/watchdog":
 		return decodeJSONText(`{"findings":[],"not_enough_data":[{"reason":"1 run"}],"thresholds":{"consecutive_errors":3}}`), nil
 	case post && p == "/api/export/references":
@@ -261,7 +266,7 @@ func callTool(t *testing.T, api API, name string, args map[string]any) (any, *To
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testCallTimeout)
 	defer cancel()
-	out, err := tool.Handler(ctx, api, args)
+	out, err := tool.Run(ctx, api, args)
 	if err != nil {
 		te := asToolError(err)
 		if te == nil {

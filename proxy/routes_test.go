@@ -10,6 +10,9 @@ import (
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
+// Every request a tool sends resolves to a route the backend really has, and none touches an
+// endpoint the contract excludes.
+
 // routeCase is one tool call the route test makes.
 type routeCase struct {
 	tool string

@@ -1,0 +1,147 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/internal/testkit"
+)
+
+// The client's connections: transport failures, a refused token, and the pool.
+
+// uvicorn closes a keep-alive connection after 5 s idle. A POST sent on a pooled connection at
+// the moment the server closes it fails with EOF and cannot be retried safely, so the client must
+// drop idle connections first.
+func TestClientDropsIdleConnectionsBeforeUvicornDoes(t *testing.T) {
+	const uvicornKeepAlive = 5 * time.Second
+	c := NewClient(&discovery.Backend{BaseURL: "http://127.0.0.1:1", Port: 1}, nil)
+	defer c.Close()
+	tr, ok := c.http.Transport.(*http.Transport)
+	if !ok {
+		t.Fatalf("transport is %T", c.http.Transport)
+	}
+	if tr.IdleConnTimeout <= 0 || tr.IdleConnTimeout >= uvicornKeepAlive {
+		t.Fatalf("IdleConnTimeout = %v, want in (0, %v)", tr.IdleConnTimeout, uvicornKeepAlive)
+	}
+}
+
+func TestClientTransportErrors(t *testing.T) {
+	ctx := coreCtx(t)
+
+	t.Run("refused connection is not sent", func(t *testing.T) {
+		port := coreDeadPort(t)
+		base := "http://127.0.0.1:" + strconv.Itoa(port)
+		c := NewClient(&discovery.Backend{BaseURL: base, Port: port, Token: discovery.Token(testkit.NewToken(t))}, nil)
+		defer c.Close()
+		_, err := c.Call(ctx, &Request{Method: "POST", Path: "/api/routines", Body: map[string]any{}, Write: true})
+		te := coreToolErr(t, err)
+		if te.Code != CodeBackendUnavailable || te.Message != MsgNotSent || !te.BackendGone || te.Sent {
+			t.Fatalf("%+v", te)
+		}
+		if !reflect.DeepEqual(te.Detail, map[string]any{"tried": []string{base}, "reason": "ConnectError"}) {
+			t.Fatalf("detail %v", te.Detail)
+		}
+	})
+
+	t.Run("connection dropped mid-request may have been sent", func(t *testing.T) {
+		f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+		})
+		c := NewClient(f.backend(), nil)
+		defer c.Close()
+		_, err := c.Call(ctx, &Request{Method: "POST", Path: "/api/routines/4/activate", Write: true})
+		te := coreToolErr(t, err)
+		if te.Code != CodeBackendUnavailable || te.Message != MsgTransport || !te.BackendGone || !te.Sent {
+			t.Fatalf("%+v", te)
+		}
+		if r := te.Detail["reason"]; r != "RemoteProtocolError" && r != "ReadError" {
+			t.Fatalf("reason %v", r)
+		}
+	})
+
+	t.Run("request timeout", func(t *testing.T) {
+		f := newHangingFake(t)
+		c := NewClient(f.backend(), &ClientOptions{RequestTimeout: 100 * time.Millisecond})
+		defer c.Close()
+		_, err := c.Call(ctx, &Request{Path: "/api/executions"})
+		te := coreToolErr(t, err)
+		if te.Code != CodeBackendUnavailable || !te.BackendGone || !te.Sent || te.Detail["reason"] != "ReadTimeout" {
+			t.Fatalf("%+v", te)
+		}
+	})
+
+	t.Run("caller cancellation is not the backend's fault", func(t *testing.T) {
+		entered := make(chan struct{}, 1)
+		f := newCoreFake(t, func(w http.ResponseWriter, r *http.Request) {
+			entered <- struct{}{}
+			<-r.Context().Done()
+		})
+		c := NewClient(f.backend(), nil)
+		defer c.Close()
+		cctx, cancel := context.WithCancel(ctx)
+		go func() {
+			select {
+			case <-entered:
+			case <-ctx.Done():
+			}
+			cancel()
+		}()
+		_, err := c.Call(cctx, &Request{Path: "/api/executions"})
+		te := coreToolErr(t, err)
+		if te.Message != MsgCancelled || te.BackendGone {
+			t.Fatalf("%+v", te)
+		}
+	})
+}
+
+func TestClient401MeansBackendGone(t *testing.T) {
+	f := newCoreFake(t, nil)
+	b := f.backend()
+	b.Token = discovery.Token(testkit.NewToken(t)) // a stale token from an earlier run
+	c := NewClient(b, nil)
+	defer c.Close()
+	_, err := c.Call(coreCtx(t), &Request{Path: "/api/health"})
+	te := coreToolErr(t, err)
+	if te.Code != CodeBackendUnavailable || te.Message != MsgTokenRefused || !te.BackendGone || te.Sent {
+		t.Fatalf("%+v", te)
+	}
+	if !reflect.DeepEqual(te.Detail, map[string]any{"tried": []string{f.srv.URL}}) {
+		t.Fatalf("detail %v", te.Detail)
+	}
+}
+
+func TestClientCloseDropsPooledConnections(t *testing.T) {
+	f := newCoreFake(t, nil)
+	c := NewClient(f.backend(), nil)
+	ctx := coreCtx(t)
+	for i := 0; i < 3; i++ {
+		if _, err := c.Call(ctx, &Request{Path: "/api/health"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.conns.Load(); n != 1 {
+		t.Fatalf("%d connections for 3 sequential calls; keep-alive not used", n)
+	}
+	c.Close()
+	if _, err := c.Call(ctx, &Request{Path: "/api/health"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.conns.Load(); n != 2 {
+		t.Fatalf("after Close the pooled connection was reused (%d connections)", n)
+	}
+	// A closed client does not keep the connection it just used.
+	if _, err := c.Call(ctx, &Request{Path: "/api/health"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.conns.Load(); n != 3 {
+		t.Fatalf("a closed client pooled a connection (%d connections)", n)
+	}
+}
