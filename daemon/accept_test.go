@@ -136,7 +136,7 @@ func TestConnectionsRacingShutdown(t *testing.T) {
 				}
 			}()
 		}
-		d.shutdown()
+		d.shutdown(stopRestart)
 		wg.Wait()
 		cancel()
 		<-served

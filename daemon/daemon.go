@@ -65,6 +65,8 @@ type daemon struct {
 	// closed its listener); ServeMain then exits 1 so the service manager restarts us. nil
 	// (tests) drops it.
 	failed chan error
+	// stopReq carries a stop asked for from inside (a control request); buffered 1.
+	stopReq chan stopMode
 
 	mu      sync.Mutex
 	ln      listener    // the current listener; replaced when the socket file is re-created
@@ -80,6 +82,34 @@ type daemon struct {
 	conns    map[net.Conn]struct{} // every open connection, in any phase; nil once shutting down
 	nextID   atomic.Uint64
 	wg       sync.WaitGroup // connection handlers; Add only under mu while conns != nil
+}
+
+// stopMode says what open sessions are told when the daemon goes away.
+type stopMode int
+
+const (
+	// stopRestart: the daemon is going away but a daemon will be back (SIGTERM from the
+	// service manager, `resmongw restart`, an upgrade): shims keep their harness session and
+	// reconnect.
+	stopRestart stopMode = iota
+	// stopEnd: the person asked for the daemon to stop (`resmongw stop`): sessions end.
+	stopEnd
+)
+
+func (m stopMode) String() string {
+	if m == stopEnd {
+		return "stop"
+	}
+	return "restart"
+}
+
+// requestStop asks run to shut down with mode m (the first request wins). Safe from any
+// goroutine; never blocks.
+func (d *daemon) requestStop(m stopMode) {
+	select {
+	case d.stopReq <- m:
+	default:
+	}
 }
 
 // session is one harness connection serving MCP.
@@ -377,8 +407,8 @@ func (d *daemon) removeSession(s *session) {
 }
 
 // shutdown stops accepting, closes every session (gracefully, then by force), the targets,
-// and unlinks the socket, all within bounded time.
-func (d *daemon) shutdown() {
+// and unlinks the socket, all within bounded time. mode says what sessions are told.
+func (d *daemon) shutdown(mode stopMode) {
 	d.mu.Lock()
 	d.closing = true
 	ln, lnFile := d.ln, d.lnFile

@@ -131,7 +131,7 @@ func ServeMain(args []string) int {
 		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: newSlogBridge(log),
 		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
 		upstream: &proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}},
-		failed:   make(chan error, 1),
+		failed:   make(chan error, 1), stopReq: make(chan stopMode, 1),
 	}
 	d.setListener(ln)
 	d.lockPath, d.lockFile = paths.LockFile(socket), lock.stat()
@@ -150,16 +150,18 @@ func (d *daemon) run(sigs <-chan os.Signal, checkEvery time.Duration) int {
 	go func() { _ = d.serve() }() // a failure arrives on d.failed
 	keepCtx, stopKeeping := context.WithCancel(d.ctx)
 	go d.keepSocket(keepCtx, checkEvery)
-	code := 0
+	code, mode := 0, stopRestart
 	select {
 	case sig := <-sigs:
 		d.log.Info("shutting down", zap.String("signal", sig.String()))
+	case mode = <-d.stopReq:
+		d.log.Info("shutting down", zap.Stringer("asked_for", mode))
 	case err := <-d.failed:
 		d.log.Error("listener stopped unexpectedly; exiting so the service manager restarts the daemon", zap.Error(err))
 		code = 1
 	}
 	stopKeeping()
-	d.shutdown()
+	d.shutdown(mode)
 	return code
 }
 

@@ -37,7 +37,7 @@ func fuzzDaemon(f *testing.F) (*daemon, string) {
 		f.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{socket: socket, started: time.Now(), log: zap.NewNop(), sdkLog: slog.New(slog.DiscardHandler),
+	d := &daemon{socket: socket, started: time.Now(), log: zap.NewNop(), sdkLog: slog.New(slog.DiscardHandler), stopReq: make(chan stopMode, 1),
 		ln: ln, ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{}}
 	d.targets = &targets{m: map[string]*target{}, idleTTL: time.Hour, log: zap.NewNop(),
 		make: func(key string, env discovery.Target) *target {
@@ -48,7 +48,7 @@ func fuzzDaemon(f *testing.F) (*daemon, string) {
 	served := make(chan struct{})
 	go func() { d.serve(); close(served) }()
 	f.Cleanup(func() {
-		d.shutdown()
+		d.shutdown(stopRestart)
 		cancel()
 		<-served
 	})

@@ -23,7 +23,7 @@ func newTestDaemon(t *testing.T, socket string, ln listener) (*daemon, *observer
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{socket: socket, started: time.Now(), log: zap.New(core), sdkLog: slog.New(slog.DiscardHandler),
+	d := &daemon{socket: socket, started: time.Now(), log: zap.New(core), sdkLog: slog.New(slog.DiscardHandler), stopReq: make(chan stopMode, 1),
 		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{}, failed: make(chan error, 1)}
 	d.setListener(ln)
 	d.targets = &targets{m: map[string]*target{}, idleTTL: time.Hour, log: zap.NewNop(),

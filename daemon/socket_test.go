@@ -14,7 +14,7 @@ func TestCheckSocketRelistensAfterRemoval(t *testing.T) {
 	defer cancel()
 	served := make(chan struct{})
 	go func() { _ = d.serve(); close(served) }()
-	defer func() { d.shutdown(); <-served }()
+	defer func() { d.shutdown(stopRestart); <-served }()
 	c0, _ := dialSession(t, socket)
 	c0.Close()
 
@@ -43,7 +43,7 @@ func TestCheckSocketNeedsOurLock(t *testing.T) {
 	socket, ul := testSocket(t)
 	d, logs, cancel := newTestDaemon(t, socket, ul)
 	defer cancel()
-	defer d.shutdown()
+	defer d.shutdown(stopRestart)
 	dir := t.TempDir()
 	lock := filepath.Join(dir, "daemon.lock")
 	if err := os.WriteFile(lock, nil, 0o600); err != nil {

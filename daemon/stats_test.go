@@ -17,7 +17,7 @@ func TestUnknownToolNamesShareOneStatsEntry(t *testing.T) {
 	defer cancel()
 	served := make(chan struct{})
 	go func() { _ = d.serve(); close(served) }()
-	defer func() { d.shutdown(); <-served }()
+	defer func() { d.shutdown(stopRestart); <-served }()
 
 	c, br := dialSession(t, socket)
 	defer c.Close()

@@ -66,12 +66,17 @@ type TokenStatus struct {
 
 // SessionStatus is one open MCP session.
 type SessionStatus struct {
-	ID         uint64    `json:"id"`
-	Target     string    `json:"target"`
-	Client     string    `json:"client"`      // the harness's argv[0], as the shim saw it
-	PID        int       `json:"pid"`         // the shim, from the socket's peer credentials
-	HarnessPID int       `json:"harness_pid"` // its parent, as the shim reported it
-	Since      time.Time `json:"since"`
+	ID     uint64 `json:"id"`
+	Target string `json:"target"`
+	Client string `json:"client"` // the harness's argv[0], as the shim saw it
+	// ClientName and ClientVersion are what the harness named itself in initialize's
+	// clientInfo (empty until initialize arrives): a person knows "claude-code 2.1.332", not
+	// the parent process's argv[0].
+	ClientName    string    `json:"client_name,omitempty"`
+	ClientVersion string    `json:"client_version,omitempty"`
+	PID           int       `json:"pid"`         // the shim, from the socket's peer credentials
+	HarnessPID    int       `json:"harness_pid"` // its parent, as the shim reported it
+	Since         time.Time `json:"since"`
 }
 
 // status builds the report; callerEnv's target is evaluated too (created if need be, which
