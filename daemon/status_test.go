@@ -90,7 +90,7 @@ func TestTokenPresenceJudgesTheContent(t *testing.T) {
 	}
 	b, _ := json.Marshal(got)
 	var human bytes.Buffer
-	renderStatus(&human, &Status{Targets: []TargetStatus{{Key: "k", State: st, Tokens: tokenPresence(discovery.State{
+	renderVerbose(&human, &Status{Targets: []TargetStatus{{Key: "k", State: st, Tokens: tokenPresence(discovery.State{
 		Resolved: st.Resolved, Candidates: []discovery.Candidate{{Port: 1001}}})}}}, time.Now())
 	if strings.Contains(string(b)+human.String(), token) || !strings.Contains(human.String(), TokenPresent+" (") {
 		t.Fatalf("status output:\n%s\n%s", b, human.String())

@@ -153,34 +153,78 @@ func demoCalls(ctx context.Context, w io.Writer, exe string, env []string) error
 			args = string(b)
 		}
 		fmt.Fprintf(w, "\n  %s %s\n", c.tool, args)
-		for _, line := range summarize(res) {
+		for _, line := range summarize(c.tool, res) {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
 	return nil
 }
 
-// summarize is a tool result in a few lines: its JSON, indented and cut short.
-func summarize(res *mcp.CallToolResult) []string {
+// summarize is a tool result in a few lines a person reads: the fields that matter for the
+// demo's three tools, else the JSON cut short.
+func summarize(tool string, res *mcp.CallToolResult) []string {
 	var text string
 	for _, c := range res.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
 			text += t.Text
 		}
 	}
-	var v any
-	if json.Unmarshal([]byte(text), &v) == nil {
-		if b, err := json.MarshalIndent(v, "", "  "); err == nil {
-			text = string(b)
-		}
+	var v map[string]any
+	if res.IsError || json.Unmarshal([]byte(text), &v) != nil {
+		return cut(strings.Split(strings.TrimSpace(text), "\n"))
 	}
-	lines := strings.Split(strings.TrimSpace(text), "\n")
+	str := func(m map[string]any, k string) string {
+		if x, ok := m[k]; ok && x != nil {
+			return fmt.Sprint(x)
+		}
+		return "-"
+	}
+	list := func(k string) []map[string]any {
+		var out []map[string]any
+		items, _ := v[k].([]any)
+		for _, it := range items {
+			if m, ok := it.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	switch tool {
+	case "health":
+		line := fmt.Sprintf("resmon %s, status %s", str(v, "version"), str(v, "status"))
+		if v["simulated"] == true {
+			line += ", SIMULATED (invented data)"
+		}
+		if id, ok := v["identity"].(map[string]any); ok {
+			line += ", runtime " + str(id, "runtime_id")
+		}
+		return []string{line}
+	case "search_corpus":
+		lines := []string{fmt.Sprintf("%s papers (mode %s; more: %s)", str(v, "count"), str(v, "mode"), str(v, "has_more"))}
+		for _, p := range list("papers") {
+			lines = append(lines, fmt.Sprintf("- %s  %s  [%s]", str(p, "date"), str(p, "title"), str(p, "source")))
+		}
+		return lines
+	case "list_routines":
+		lines := []string{fmt.Sprintf("%s routines", str(v, "count"))}
+		for _, r := range list("routines") {
+			active := "inactive"
+			if r["active"] == true {
+				active = "active"
+			}
+			lines = append(lines, fmt.Sprintf("- %s: cron %q, %s, last run %s", str(r, "name"), str(r, "schedule"), active, str(r, "last_status")))
+		}
+		return lines
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return cut(strings.Split(string(b), "\n"))
+}
+
+// cut keeps the first lines of a long answer.
+func cut(lines []string) []string {
 	const max = 12
 	if len(lines) > max {
 		lines = append(lines[:max], fmt.Sprintf("… (%d more lines)", len(lines)-max))
-	}
-	if res.IsError {
-		lines = append([]string{"(tool error)"}, lines...)
 	}
 	return lines
 }

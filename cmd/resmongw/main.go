@@ -73,7 +73,7 @@ connects each harness.`,
 			_ = cmd.Help()
 			return exitCode(2)
 		},
-		Args: cobra.NoArgs,
+		// Args left nil: cobra then answers an unknown command with its near misses.
 	}
 	root.SetVersionTemplate("resmongw {{.Version}} (MCP contract 2.3)\n")
 	root.SetOut(stdout)
@@ -204,7 +204,6 @@ func devCmd(stderr io.Writer) *cobra.Command {
 	dev := &cobra.Command{
 		Use:   "dev",
 		Short: "developer tools (the resmon backend simulator)",
-		Args:  cobra.NoArgs,
 		// Runnable, so that a mistyped subcommand is an error with a suggestion rather than
 		// this help.
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -213,6 +212,7 @@ func devCmd(stderr io.Writer) *cobra.Command {
 			return exitCode(2)
 		},
 	}
+	dev.SuggestionsMinimumDistance = 2
 	dev.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return nil
