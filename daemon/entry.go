@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -116,15 +117,22 @@ func New(c Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	d, cancel := newDaemon(socket, logFile, log, newSlogBridge(log), idleTTL,
+		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}})
+	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
+}
+
+// newDaemon is the one place a daemon is put together, for New and for the package's tests
+// (which then swap targets.make for a fake backend). cancel ends its context.
+func newDaemon(socket, logFile string, log *zap.Logger, sdkLog *slog.Logger, idleTTL time.Duration, upstream *proxy.UpstreamOptions) (*daemon, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &daemon{
-		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: newSlogBridge(log),
+		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: sdkLog,
 		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
-		upstream: &proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}},
-		failed:   make(chan error, 1), stopReq: make(chan stopMode, 1),
+		upstream: upstream, failed: make(chan error, 1), stopReq: make(chan stopMode, 1),
 	}
 	d.targets = &targets{m: map[string]*target{}, idleTTL: idleTTL, make: d.newTarget, log: log}
-	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
+	return d, cancel
 }
 
 // Socket is the socket path the server listens on.

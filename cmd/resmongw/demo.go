@@ -105,12 +105,16 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer) (code int) {
 	fmt.Fprintf(stdout, "resmongw demo: a SIMULATED resmon backend (invented papers) at %s,\n", sim.BaseURL())
 	fmt.Fprintf(stdout, "and a daemon for it on %s; everything lives in %s.\n\n", socket, dir)
 	fmt.Fprintln(stdout, "A few tool calls through 'resmongw stdio', as a harness makes them:")
-	if err := demoCalls(ctx, stdout, exe, env); err != nil {
+	cs, err := demoCalls(ctx, stdout, exe, env)
+	if err != nil {
 		if ctx.Err() != nil {
 			return 0
 		}
 		return fail("%v (the daemon's log: %s)", err, filepath.Join(dir, "resmongw.log"))
 	}
+	// The demo's session stays open until the end, so the demo target is one in use: a plain
+	// `resmongw status` on this socket follows it, not the absent default backend.
+	defer cs.Close()
 	printConnectLines(stdout, harnessCommand(exe, stdout), env)
 	fmt.Fprintln(stdout, "\nPress Ctrl-C to stop the demo (the backend and daemon stop, the directory is removed).")
 	<-ctx.Done()
@@ -118,21 +122,27 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer) (code int) {
 	return 0
 }
 
-// demoCalls starts the real shim, as a harness would, and prints a few calls.
-func demoCalls(ctx context.Context, w io.Writer, exe string, env []string) error {
+// demoCalls starts the real shim, as a harness would, prints a few calls, and returns the
+// session, still open.
+func demoCalls(ctx context.Context, w io.Writer, exe string, env []string) (_ *mcp.ClientSession, err error) {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.Command(exe, "stdio")
 	cmd.Env = append(minimalEnv(), append(env, endpoint.NoAutostartEnv+"=1")...)
 	client := mcp.NewClient(&mcp.Implementation{Name: "resmongw-demo", Version: daemon.Version}, nil)
-	cs, err := client.Connect(cctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	// The session outlives cctx (which bounds the calls), so it is connected on ctx.
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
 	if err != nil {
-		return fmt.Errorf("connecting through the shim: %w", err)
+		return nil, fmt.Errorf("connecting through the shim: %w", err)
 	}
-	defer cs.Close()
+	defer func() {
+		if err != nil {
+			cs.Close()
+		}
+	}()
 	tools, err := cs.ListTools(cctx, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(w, "\n  tools/list: %d tools\n", len(tools.Tools))
 	for _, c := range []struct {
@@ -145,7 +155,7 @@ func demoCalls(ctx context.Context, w io.Writer, exe string, env []string) error
 	} {
 		res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 		if err != nil {
-			return fmt.Errorf("%s: %w", c.tool, err)
+			return nil, fmt.Errorf("%s: %w", c.tool, err)
 		}
 		args := "{}"
 		if c.args != nil {
@@ -157,7 +167,7 @@ func demoCalls(ctx context.Context, w io.Writer, exe string, env []string) error
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
-	return nil
+	return cs, nil
 }
 
 // summarize is a tool result in a few lines a person reads: the fields that matter for the
