@@ -5,9 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -99,9 +102,9 @@ func run(args []string, stderr io.Writer) int {
 }
 
 // checkStateDir refuses a directory the simulator must not write into: resmon's own state
-// directory (a harness configured for the real app would read invented papers), or one that
-// already holds a port file (another backend's, live or crashed: writing over it would
-// redirect its clients, and removing it at exit would break them).
+// directory (a harness configured for the real app would read invented papers), or one whose
+// port file names a running backend (writing over it would redirect that backend's clients,
+// and removing it at exit would break them).
 func checkStateDir(dir, portFile string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -119,10 +122,29 @@ func checkStateDir(dir, portFile string) error {
 	case "":
 		pf = filepath.Join(abs, "resmon.port")
 	}
-	if _, err := os.Lstat(pf); err == nil {
-		return fmt.Errorf("%s already holds a backend's port file (%s); the simulator will not take it over (remove the file if no backend uses it, or leave --state-dir out)", dir, pf)
+	if port, ok := livePort(pf); ok {
+		return fmt.Errorf("%s holds the port file of a running backend (%s: port %d answers); the simulator will not take it over (leave --state-dir out for a private directory)", dir, pf, port)
 	}
 	return nil
+}
+
+// livePort reads a port file and reports whether something listens on that loopback port. A
+// port file naming a dead port (a crashed backend's) is not live: the simulator may replace it.
+func livePort(portFile string) (int, bool) {
+	b, err := os.ReadFile(portFile)
+	if err != nil {
+		return 0, false
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || port < 1 || port > 65535 {
+		return 0, false
+	}
+	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+	if err != nil {
+		return port, false
+	}
+	c.Close()
+	return port, true
 }
 
 // sameDir compares two directories by path, and by inode where both exist.

@@ -72,26 +72,28 @@ func TestDevBackendDefaultsToAPrivateDirectory(t *testing.T) {
 	}
 }
 
-// A directory that already holds a port file (another backend's) and resmon's own state
-// directory are refused, and nothing in them changes.
+// A directory whose port file names a running backend, and resmon's own state directory, are
+// refused, and nothing in them changes.
 func TestDevBackendRefusesAnotherBackendsDirectory(t *testing.T) {
-	taken := t.TempDir()
+	other := startSim(t, Options{})
+	taken := other.StateDir()
 	pf := filepath.Join(taken, "resmon.port")
-	if err := os.WriteFile(pf, []byte("8742\n"), 0o600); err != nil {
+	before, err := os.ReadFile(pf)
+	if err != nil {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_STATE_HOME", "")
 	real := filepath.Join(home, ".local", "state", "resmon")
-	for _, c := range []struct{ dir, why string }{{taken, "port file"}, {real, "resmon's own state directory"}} {
+	for _, c := range []struct{ dir, why string }{{taken, "running backend"}, {real, "resmon's own state directory"}} {
 		var b bytes.Buffer
 		if code := run([]string{"--state-dir", c.dir}, &b); code != 1 || !strings.Contains(b.String(), c.why) {
 			t.Errorf("--state-dir %s: exit %d, %q; want 1 naming the %s", c.dir, code, b.String(), c.why)
 		}
 	}
-	if got, _ := os.ReadFile(pf); string(got) != "8742\n" {
-		t.Errorf("the other backend's port file now says %q", got)
+	if got, _ := os.ReadFile(pf); string(got) != string(before) {
+		t.Errorf("the other backend's port file changed from %q to %q", before, got)
 	}
 	if _, err := os.Stat(real); !os.IsNotExist(err) {
 		t.Errorf("resmon's state directory was created: %v", err)

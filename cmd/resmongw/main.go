@@ -229,8 +229,8 @@ func devCmd(stderr io.Writer) *cobra.Command {
 		Long: `Run the built-in simulator of the resmon 2.3.0 backend on 127.0.0.1 until Ctrl-C; SIGHUP
 restarts it with a new token. Its data is invented and its health answer says "simulated": true,
 which status shows as SIMULATED. Without --state-dir it works in a new private directory
-(printed, removed at exit); it refuses resmon's own state directory and any directory that
-already holds a port file.`,
+(printed, removed at exit); it refuses resmon's own state directory and any directory whose
+port file names a running backend.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return done(resmonsim.Main(passArgs(cmd, args), stderr))
