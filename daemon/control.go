@@ -16,13 +16,23 @@ import (
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
-// heldUntilExit keeps a duplicate of every accepted control connection open for the rest of
-// the process: the kernel closes it when the process exits, after the lock is released with
-// the rest of the process's files, so the client that asked for the stop reads EOF exactly
-// when the daemon is gone. Referenced here so the GC never closes them early.
+// heldUntilExit keeps a duplicate of every accepted control connection open until Run has
+// shut down and released the lock (or, should Run never get there, until the process exits),
+// so the client that asked for the stop reads EOF only once a new daemon can take over.
+// Referenced here so the GC never closes them early.
 var heldUntilExit struct {
 	sync.Mutex
 	files []*os.File
+}
+
+// releaseHeld closes the held control connections: their askers see EOF now.
+func releaseHeld() {
+	heldUntilExit.Lock()
+	defer heldUntilExit.Unlock()
+	for _, f := range heldUntilExit.files {
+		f.Close()
+	}
+	heldUntilExit.files = nil
 }
 
 // control answers a stop or restart request and hands it to run. It reaches here only after
@@ -48,7 +58,7 @@ func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
 var ErrNotRunning = errors.New("no daemon is running")
 
 // Control asks the daemon at socket to stop or restart (endpoint.KindStop, KindRestart) and
-// waits, up to limit, until its process has exited. It returns the daemon's pid and version,
+// waits, up to limit, until it has shut down and released its lock. It returns the daemon's pid and version,
 // or ErrNotRunning when nobody serves the socket.
 func Control(socket, kind string, limit time.Duration) (pid int, version string, err error) {
 	pid = endpoint.LockHolder(socket)
@@ -74,7 +84,7 @@ func Control(socket, kind string, limit time.Duration) (pid int, version string,
 	case !reply.OK:
 		return pid, reply.Version, fmt.Errorf("the daemon refused: %s", reply.Error)
 	}
-	// Accepted: the connection stays open until the process exits.
+	// Accepted: the connection stays open until the daemon has shut down.
 	if _, err := io.Copy(io.Discard, br); err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {

@@ -170,6 +170,7 @@ func (s *Server) Listen() (*net.UnixListener, error) {
 // down within bounds, releases the lock and closes the log. A Server runs once.
 func (s *Server) Run(ctx context.Context, ln *net.UnixListener) int {
 	d := s.d
+	defer releaseHeld() // last: whoever asked for the stop sees it done once the lock is free
 	defer s.closeLog()
 	defer s.lock.Release()
 	defer s.cancel()

@@ -74,7 +74,7 @@ func TestStopStopsAnAutostartedDaemon(t *testing.T) {
 	}
 	// The session ended: the shim exits (the harness sees its server gone).
 	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
+	go func() { done <- s.cs.Wait() }()
 	select {
 	case <-done:
 	case <-ctx.Done():

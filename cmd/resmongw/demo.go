@@ -117,7 +117,12 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer) (code int) {
 	defer cs.Close()
 	printConnectLines(stdout, harnessCommand(exe, stdout), env)
 	fmt.Fprintln(stdout, "\nPress Ctrl-C to stop the demo (the backend and daemon stop, the directory is removed).")
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case code := <-served: // stopped from outside (`resmongw stop` on its socket)
+		served <- code // for the deferred wait
+		fmt.Fprintln(stdout, "resmongw demo: the daemon stopped")
+	}
 	fmt.Fprintln(stdout, "resmongw demo: stopped; removed", dir)
 	return 0
 }
