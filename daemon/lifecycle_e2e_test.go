@@ -122,6 +122,25 @@ func TestRestartBringsAnAutostartedDaemonBack(t *testing.T) {
 	}
 }
 
+// `resmongw start` without a service starts a daemon that stays (no idle exit: someone asked
+// for it), and a second start finds it running.
+func TestStartWithoutServiceStartsADaemonThatStays(t *testing.T) {
+	w := newWorld(t)
+	w.reapDaemonOnCleanup()
+	ctx := testCtx(t)
+	out, errOut, code := w.runCmd(ctx, nil, "start")
+	pid := w.DaemonPID()
+	if code != 0 || pid == 0 || !strings.Contains(out, "started the daemon (pid "+strconv.Itoa(pid)) {
+		t.Fatalf("start: exit %d, pid %d\n%s%s", code, pid, out, errOut)
+	}
+	if args := daemonArgs(t, pid); strings.Contains(args, "--exit-when-idle") {
+		t.Errorf("a daemon started on purpose exits when idle: %s", args)
+	}
+	if out, _, code := w.runCmd(ctx, nil, "start"); code != 0 || !strings.Contains(out, "already running (pid "+strconv.Itoa(pid)) {
+		t.Fatalf("second start: exit %d\n%s", code, out)
+	}
+}
+
 // An autostarted daemon exits on its own once it has had no session for the idle period;
 // the log says why.
 func TestAutostartedDaemonExitsWhenIdle(t *testing.T) {
@@ -129,11 +148,14 @@ func TestAutostartedDaemonExitsWhenIdle(t *testing.T) {
 	w.reapDaemonOnCleanup()
 	sim := startSim(t)
 	ctx := testCtx(t)
-	idle := []string{shim.ExitWhenIdleEnv + "=1s"}
+	// The period starts when the daemon starts (before the shim's session); 3s leaves the
+	// shim, which dials at once, ample time on a loaded machine. The exit is waited for, not
+	// timed.
+	idle := []string{shim.ExitWhenIdleEnv + "=3s"}
 	s := w.connect(ctx, "", append(simEnv(sim), idle...)...)
 	healthRuntimeID(ctx, t, s.cs)
 	pid := w.DaemonPID()
-	if !strings.Contains(daemonArgs(t, pid), "--exit-when-idle 1s") {
+	if !strings.Contains(daemonArgs(t, pid), "--exit-when-idle 3s") {
 		t.Fatalf("daemon args %q", daemonArgs(t, pid))
 	}
 	if err := s.cs.Close(); err != nil {
