@@ -65,8 +65,8 @@ func TestStopStopsAnAutostartedDaemon(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "stopped the daemon (pid "+strconv.Itoa(pid)) {
 		t.Fatalf("stop: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
-	// Control answers only after the process has exited: no waiting needed here.
-	if testkit.Alive(pid) {
+	// stop returns once the daemon has shut down and released its lock; its exit follows.
+	if !testkit.WaitGone(pid, 30*time.Second) {
 		t.Fatalf("daemon %d still alive after stop returned", pid)
 	}
 	if _, err := os.Lstat(w.Socket); !os.IsNotExist(err) {
@@ -103,7 +103,7 @@ func TestRestartBringsAnAutostartedDaemonBack(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "started the daemon") {
 		t.Fatalf("restart: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
-	if testkit.Alive(old) {
+	if !testkit.WaitGone(old, 30*time.Second) {
 		t.Fatalf("old daemon %d still alive", old)
 	}
 	now := w.DaemonPID()

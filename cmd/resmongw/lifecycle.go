@@ -168,3 +168,30 @@ func idleLabel() string {
 	}
 	return shim.DefaultExitWhenIdle.String()
 }
+
+// installCmd is `resmongw install`. When a daemon already serves the default socket (one a
+// harness autostarted), the service could not take the lock and would fail to start; so the
+// unit goes in first, then that daemon is asked to restart (its sessions reconnect, through
+// the service now), then the service starts.
+func installCmd(stdout, stderr io.Writer) *cobra.Command {
+	return withGoFlags(&cobra.Command{
+		Use: "install", Short: "install and start the per-user service (systemd user unit / launchd agent)",
+		GroupID: "manage", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dry, _ := cmd.Flags().GetBool("dry-run")
+			noStart, _ := cmd.Flags().GetBool("no-start")
+			socket, err := paths.DefaultSocket(os.Getenv)
+			if dry || noStart || err != nil || endpoint.LockHolder(socket) == 0 {
+				return done(packaging.ServiceMain("install", passArgs(cmd, args), stdout, stderr))
+			}
+			if code := packaging.ServiceMain("install", []string{"--no-start"}, stdout, stderr); code != 0 {
+				return exitCode(code)
+			}
+			l := &lifecycle{socket: socket, service: true, stdout: stdout, stderr: stderr}
+			if _, code := l.ask(endpoint.KindRestart); code != 0 {
+				return exitCode(code)
+			}
+			return done(l.startNew(false))
+		},
+	}, packaging.ServiceFlagSet("install"))
+}

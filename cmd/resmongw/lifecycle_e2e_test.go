@@ -97,7 +97,7 @@ func TestServiceManagedLifecycle(t *testing.T) {
 	first := u.pid()
 
 	out, code = u.run("restart")
-	if code != 0 || testkit.Alive(first) || u.pid() == 0 || u.pid() == first {
+	if code != 0 || !testkit.WaitGone(first, 30*time.Second) || u.pid() == 0 || u.pid() == first {
 		t.Fatalf("restart: exit %d, old %d alive %v, now %d\n%s", code, first, testkit.Alive(first), u.pid(), out)
 	}
 	if strings.Count(u.calls(), "start --user resmongw") != 2 {
@@ -106,8 +106,37 @@ func TestServiceManagedLifecycle(t *testing.T) {
 	second := u.pid()
 
 	out, code = u.run("stop")
-	if code != 0 || testkit.Alive(second) || !strings.Contains(out, "stopped the daemon (pid "+strconv.Itoa(second)) ||
+	if code != 0 || !testkit.WaitGone(second, 30*time.Second) || !strings.Contains(out, "stopped the daemon (pid "+strconv.Itoa(second)) ||
 		!strings.Contains(u.calls(), "stop --user resmongw") {
 		t.Fatalf("stop: exit %d, daemon %d alive %v\n%s\nsystemctl calls:\n%s", code, second, testkit.Alive(second), out, u.calls())
+	}
+}
+
+// install while an autostarted daemon serves the default socket: the unit goes in, that
+// daemon hands over (it exits), and the service's daemon serves.
+func TestInstallTakesOverFromAnAutostartedDaemon(t *testing.T) {
+	u := newServiceUser(t)
+	cmd := exec.Command(bin, "serve", "--exit-when-idle", "10m")
+	cmd.Env = u.env
+	p, err := testkit.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop(10 * time.Second) })
+	if err := testkit.WaitListening(u.socket, 10*time.Second, p); err != nil {
+		t.Fatal(err)
+	}
+	out, code := u.run("install")
+	if code != 0 {
+		t.Fatalf("install: exit %d\n%s\nsystemctl calls:\n%s", code, out, u.calls())
+	}
+	// It has released the lock when install returns; its exit follows.
+	select {
+	case <-p.Done():
+	case <-testkit.Context(t, 30*time.Second).Done():
+		t.Fatalf("the autostarted daemon still runs after install\n%s", out)
+	}
+	if now := u.pid(); now == 0 || now == p.Pid() || !strings.Contains(u.calls(), "start --user resmongw") {
+		t.Fatalf("after install: daemon %d (autostarted was %d)\n%s\nsystemctl calls:\n%s", now, p.Pid(), out, u.calls())
 	}
 }

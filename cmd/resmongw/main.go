@@ -85,7 +85,7 @@ connects each harness.`,
 	root.AddCommand(
 		stdioCmd(), demoCmd(stdout, stderr), configCmd(stdout, stderr), toolsCmd(stdout, stderr),
 		statusCmd(stdout, stderr), serveCmd(stderr),
-		serviceCmd("install", "install and start the per-user service (systemd user unit / launchd agent)", stdout, stderr),
+		installCmd(stdout, stderr),
 		serviceCmd("uninstall", "stop and remove the per-user service", stdout, stderr),
 		lifecycleCmd("start", "start the daemon (through the service when installed)", stdout, stderr),
 		lifecycleCmd("stop", "stop the daemon, service-managed or autostarted; open sessions end", stdout, stderr),
