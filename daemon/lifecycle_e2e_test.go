@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -253,4 +254,45 @@ func connectCmd(ctx context.Context, t *testing.T, cmd *exec.Cmd) *shimSession {
 	s.cs = cs
 	t.Cleanup(func() { _ = cs.Close() })
 	return s
+}
+
+// Another user who can reach the socket cannot stop the daemon: the control request is
+// peer-checked like every connection, refused without a word, and logged.
+func TestStopFromAnotherUserIsRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a command as another user")
+	}
+	w := newWorld(t)
+	d := w.startDaemon()
+	// Open the directories and the socket so the kernel lets `nobody` connect: the peer check
+	// is then the only thing in the way.
+	dir := filepath.Dir(w.Socket)
+	for _, p := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(w.Socket, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	cmd := exec.CommandContext(ctx, bin, "stop", "--socket", w.Socket)
+	cmd.Env = append(w.Env(), "HOME=/")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "without answering") {
+		t.Fatalf("stop as nobody: %v\n%s", err, out)
+	}
+	testkit.WaitFor(t, 10*time.Second, func() bool {
+		b, _ := os.ReadFile(w.LogFile())
+		return strings.Contains(string(b), "refused a connection from another user") && strings.Contains(string(b), `"uid":65534`)
+	}, "the refusal in the daemon log")
+	if _, code := w.runStatus(ctx, nil); code == 3 {
+		t.Fatal("the daemon stopped for another user")
+	}
+	select {
+	case <-d.Done():
+		t.Fatalf("the daemon exited: %v", d.Err())
+	default:
+	}
 }
