@@ -32,21 +32,17 @@ func exitWhenIdle(getenv func(string) string) string {
 	return d.String()
 }
 
-// StartDaemon launches `resmongw serve --socket path [--exit-when-idle D]` from our own
-// binary, detached, as the shim's autostart does; `resmongw start` and `restart` use it when
-// no service is installed. idle says whether the daemon exits when idle (see ExitWhenIdleEnv).
-func StartDaemon(path string, idle bool) (<-chan error, error) {
-	return startDaemonArgs(path, idle)
-}
-
 // startDaemon launches the daemon for the shim's autostart: it exits when idle.
-func startDaemon(path string) (<-chan error, error) { return startDaemonArgs(path, true) }
+func startDaemon(path string) (<-chan error, error) { return StartDaemon(path, true) }
 
-// startDaemonArgs launches the daemon detached: a new session (so the harness's signals and
-// terminal don't reach it) with stdio on /dev/null (the daemon logs to its file). It is not a
-// child we wait on, but a goroutine reaps it if it exits while we live (e.g. it lost the
-// single-instance race), so it never lingers as a zombie; the channel reports that exit.
-func startDaemonArgs(path string, idle bool) (<-chan error, error) {
+// StartDaemon launches `resmongw serve --socket path` from our own binary, with
+// --exit-when-idle when idle is set (see ExitWhenIdleEnv): the shim's autostart, and
+// `resmongw start` and `restart` when no service is installed. Detached: a new session (so the
+// harness's signals and terminal don't reach it) with stdio on /dev/null (the daemon logs to
+// its file). It is not a child we wait on, but a goroutine reaps it if it exits while we live
+// (e.g. it lost the single-instance race), so it never lingers as a zombie; the channel
+// reports that exit.
+func StartDaemon(path string, idle bool) (<-chan error, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err

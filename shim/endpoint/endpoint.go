@@ -155,7 +155,8 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 
 // Control kinds: a preamble of one of these asks the daemon to act on itself instead of
 // serving. The daemon answers with a Reply and, once it accepted, keeps the connection open
-// until its process exits, so the client's EOF means "gone" (and the lock is free).
+// until it has shut down and released its lock, so the client's EOF means a new daemon can
+// take over.
 const (
 	KindStop    = "stop"    // end every session and exit (`resmongw stop`)
 	KindRestart = "restart" // exit so a new daemon takes over; shims reconnect (`resmongw restart`)
