@@ -71,14 +71,19 @@ func Control(socket, kind string, limit time.Duration) (pid int, version string,
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(limit))
+	// A daemon that refuses us (another user's) closes at once, so the write can already fail.
+	closed := errors.New("the daemon closed the connection without answering (is it another user's daemon?)")
 	if _, err := c.Write(endpoint.Line(endpoint.NewPreamble(kind, func(string) string { return "" }, "resmongw "+kind))); err != nil {
+		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+			return pid, "", closed
+		}
 		return pid, "", fmt.Errorf("asking the daemon: %w", err)
 	}
 	br := bufio.NewReader(c)
 	reply, err := endpoint.ReadReply(br)
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
-		return pid, "", errors.New("the daemon closed the connection without answering (is it another user's daemon?)")
+		return pid, "", closed
 	case err != nil:
 		return pid, "", fmt.Errorf("no answer from the daemon: %w", err)
 	case !reply.OK:
