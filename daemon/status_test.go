@@ -25,7 +25,7 @@ func TestStatusNotRunningSuggestsStartWhenInstalled(t *testing.T) {
 	}
 	var out strings.Builder
 	notRunning(&out, socket, false, true, getenv, nil)
-	if !strings.Contains(out.String(), "resmongw install") || strings.Contains(out.String(), "resmongw start") {
+	if !strings.Contains(out.String(), "resmongw install") || !strings.Contains(out.String(), "resmongw serve") {
 		t.Errorf("not installed:\n%s", out.String())
 	}
 	unit := paths.ServiceFile(home)

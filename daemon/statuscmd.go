@@ -164,7 +164,8 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 			"a harness running 'resmongw stdio' also starts it on demand.\n", socket)
 	default:
 		fmt.Fprintf(w, "resmongw is not running (no daemon at %s).\n"+
-			"Start it with 'resmongw serve', or install the per-user service with 'resmongw install'.\n", socket)
+			"A harness running 'resmongw stdio' starts it on demand. Or install the per-user service with\n"+
+			"'resmongw install', or run it yourself: 'resmongw serve' (foreground) or 'resmongw start' (background).\n", socket)
 	}
 }
 
