@@ -216,7 +216,7 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 		if n > 0 {
 			use += fmt.Sprintf(", %d calls, %d errors", n, errs)
 		}
-		fmt.Fprintf(w, "target %d%s: %s; %s\n", i+1, targetNote(t), backendLine(t.State), use)
+		fmt.Fprintf(w, "target %d%s, %s: %s\n", i+1, targetNote(t), use, backendLine(t.State))
 		fmt.Fprintf(w, "  state dir %s (%s)\n", t.State.Resolved.StateDir, t.State.Resolved.StateDirSource)
 		if u := t.State.Unavailable; u != nil {
 			fmt.Fprintf(w, "  tried %s\n", orNone(strings.Join(u.Tried, ", ")))
