@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -86,6 +87,14 @@ func Control(socket, kind string, limit time.Duration) (pid int, version string,
 		return pid, "", closed
 	case err != nil:
 		return pid, "", fmt.Errorf("no answer from the daemon: %w", err)
+	case !reply.OK && pid > 0 && strings.Contains(reply.Error, "unknown preamble kind"):
+		// A daemon from before control requests (the usual case right after an upgrade):
+		// SIGTERM, which every version handles as a restart, then wait for its lock.
+		c.Close()
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			return pid, "", fmt.Errorf("the daemon (pid %d) predates stop/restart requests and SIGTERM failed: %w", pid, err)
+		}
+		return pid, "older", waitLockFree(socket, limit)
 	case !reply.OK:
 		return pid, reply.Version, fmt.Errorf("the daemon refused: %s", reply.Error)
 	}
@@ -117,4 +126,16 @@ func WaitServing(socket string, limit time.Duration) error {
 		}
 		time.Sleep(backoff)
 	}
+}
+
+// waitLockFree waits, up to limit, until no live daemon holds socket's lock.
+func waitLockFree(socket string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for backoff := 10 * time.Millisecond; endpoint.LockHolder(socket) > 0; backoff = min(2*backoff, 200*time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the daemon is still running after %v", limit)
+		}
+		time.Sleep(backoff)
+	}
+	return nil
 }

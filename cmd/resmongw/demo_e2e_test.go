@@ -16,7 +16,10 @@ import (
 // bin is resmongw, built once for the tests that run it as a process.
 var bin string
 
-func TestMain(m *testing.M) { testkit.MainWithBinary(m, &bin, testkit.Race, nil) }
+func TestMain(m *testing.M) {
+	testkit.RunHelper(oldDaemonHelper, oldDaemon)
+	testkit.MainWithBinary(m, &bin, testkit.Race, nil)
+}
 
 // `resmongw demo` runs a simulated backend and a daemon, prints real tool calls made through
 // the shim and the line for each harness, serves `status` (SIMULATED, exit 0 even with the
