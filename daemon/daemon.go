@@ -81,6 +81,7 @@ type daemon struct {
 	sessions map[uint64]*session
 	conns    map[net.Conn]struct{} // every open connection, in any phase; nil once shutting down
 	nextID   atomic.Uint64
+	idle     *idleExit      // the autostarted daemon's idle timer (idle.go); nil when it stays
 	wg       sync.WaitGroup // connection handlers; Add only under mu while conns != nil
 }
 
@@ -349,6 +350,8 @@ func (d *daemon) handle(c *net.UnixConn) {
 		_, _ = c.Write(endpoint.Line(st))
 	case endpoint.KindMCP:
 		d.serveMCP(c, br, pre, pid, env)
+	case endpoint.KindStop, endpoint.KindRestart:
+		d.control(c, pre.Kind, pid)
 	}
 }
 
@@ -397,12 +400,14 @@ func (d *daemon) addSession(s *session) bool {
 		return false
 	}
 	d.sessions[s.ID] = s
+	d.sessionsChanged()
 	return true
 }
 
 func (d *daemon) removeSession(s *session) {
 	d.mu.Lock()
 	delete(d.sessions, s.ID)
+	d.sessionsChanged()
 	d.mu.Unlock()
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -28,56 +30,201 @@ const RequestTimeoutEnv = "RESMONGW_REQUEST_TIMEOUT"
 // Version is the gateway's version, reported by status and `resmongw version`.
 var Version = "0.1.0-dev"
 
-// ServeMain runs `resmongw serve`: exit 0 after a signal-driven shutdown (TERM, INT, HUP), 1
-// when another daemon holds the lock, startup fails or the listener fails for good (so a
-// service manager restarts it), 2 on bad flags.
-func ServeMain(args []string) int {
-	fs := flag.NewFlagSet("resmongw serve", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
-	socketFlag := fs.String("socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	logFlag := fs.String("log-file", "", "log file (default: the per-user state/log directory)")
-	foreground := fs.Bool("foreground", false, "also log to stderr (default when stderr is a terminal)")
-	idle := fs.Duration("target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
-	timeout := proxy.DefaultRequestTimeout
-	if v := os.Getenv(RequestTimeoutEnv); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			fmt.Fprintf(os.Stderr, "resmongw serve: %s=%q is not a positive duration (like 30s)\n", RequestTimeoutEnv, v)
-			return 2
+// Config is what `resmongw serve` is told. The zero value of each field means its default.
+type Config struct {
+	Socket     string        // "" = paths.Socket's answer ($RESMONGW_SOCKET, else the per-user default)
+	LogFile    string        // "" = paths.LogFile's answer
+	Foreground bool          // also log to stderr
+	TargetIdle time.Duration // how long a target outlives its last session; 0 = 5m
+	// RequestTimeout bounds one backend request; 0 = $RESMONGW_REQUEST_TIMEOUT, else the
+	// proxy's default.
+	RequestTimeout time.Duration
+	// ExitWhenIdle, when positive, makes the daemon exit after that long with no session: an
+	// autostarted daemon must not outlive its harnesses for ever. The service-managed daemon
+	// leaves it 0 and stays.
+	ExitWhenIdle time.Duration
+	// Getenv reads the daemon's own environment (defaults, profiling); nil = os.Getenv.
+	Getenv func(string) string
+}
+
+// ServeFlags is serve's flag set, bound to c; the CLI shows and parses exactly these.
+func ServeFlags(c *Config) *flag.FlagSet {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&c.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
+	fs.StringVar(&c.LogFile, "log-file", "", "log file (default: the per-user state/log directory)")
+	fs.BoolVar(&c.Foreground, "foreground", false, "also log to stderr (default when stderr is a terminal)")
+	fs.DurationVar(&c.TargetIdle, "target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", 0, "how long one backend request may take, body included (default: $"+RequestTimeoutEnv+", else "+proxy.DefaultRequestTimeout.String()+")")
+	fs.DurationVar(&c.ExitWhenIdle, "exit-when-idle", 0, "exit after this long with no session (autostarted daemons; 0 = never)")
+	return fs
+}
+
+// Server is one daemon, built the same way for `resmongw serve` and for tests: New, then
+// Listen, then Run.
+type Server struct {
+	d        *daemon
+	cancel   context.CancelFunc
+	closeLog func()
+	lock     *instanceLock
+	timeout  time.Duration
+	idleExit time.Duration
+}
+
+// errUsage marks a configuration error the person must fix in the command line (exit 2).
+type errUsage struct{ error }
+
+// New resolves c's defaults and opens the log. It does not touch the socket.
+func New(c Config) (*Server, error) {
+	getenv := c.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	timeout := c.RequestTimeout
+	if timeout == 0 {
+		timeout = proxy.DefaultRequestTimeout
+		if v := getenv(RequestTimeoutEnv); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return nil, errUsage{fmt.Errorf("%s=%q is not a positive duration (like 30s)", RequestTimeoutEnv, v)}
+			}
+			timeout = d
 		}
-		timeout = d
 	}
-	fs.DurationVar(&timeout, "request-timeout", timeout, "how long one backend request may take, body included ($"+RequestTimeoutEnv+" sets the default)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if timeout < 0 {
+		return nil, errUsage{errors.New("--request-timeout must be positive")}
 	}
-	if timeout <= 0 {
-		fmt.Fprintln(os.Stderr, "resmongw serve: --request-timeout must be positive")
-		return 2
+	if c.ExitWhenIdle < 0 {
+		return nil, errUsage{errors.New("--exit-when-idle must not be negative")}
 	}
-	failf := func(format string, a ...any) int {
-		fmt.Fprintf(os.Stderr, "resmongw serve: "+format+"\n", a...)
-		return 1
+	idleTTL := c.TargetIdle
+	if idleTTL == 0 {
+		idleTTL = 5 * time.Minute
 	}
-	socket, err := paths.Socket(*socketFlag, os.Getenv)
+	socket, err := paths.Socket(c.Socket, getenv)
 	if err != nil {
-		return failf("%v", err)
+		return nil, err
 	}
-	logFile := *logFlag
+	logFile := c.LogFile
 	if logFile == "" {
-		if logFile, err = paths.LogFile(os.Getenv); err != nil {
-			return failf("%v", err)
+		if logFile, err = paths.LogFile(getenv); err != nil {
+			return nil, err
 		}
 	}
 	if logFile, err = filepath.Abs(logFile); err != nil {
-		return failf("%v", err)
+		return nil, err
 	}
-	log, closeLog, err := newLogger(logFile, *foreground || isTerminal(os.Stderr))
+	log, closeLog, err := newLogger(logFile, c.Foreground)
 	if err != nil {
-		return failf("%v", err)
+		return nil, err
 	}
-	defer closeLog()
+	d, cancel := newDaemon(socket, logFile, log, newSlogBridge(log), idleTTL,
+		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}})
+	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
+}
 
+// newDaemon is the one place a daemon is put together, for New and for the package's tests
+// (which then swap targets.make for a fake backend). cancel ends its context.
+func newDaemon(socket, logFile string, log *zap.Logger, sdkLog *slog.Logger, idleTTL time.Duration, upstream *proxy.UpstreamOptions) (*daemon, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &daemon{
+		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: sdkLog,
+		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
+		upstream: upstream, failed: make(chan error, 1), stopReq: make(chan stopMode, 1),
+	}
+	d.targets = &targets{m: map[string]*target{}, idleTTL: idleTTL, make: d.newTarget, log: log}
+	return d, cancel
+}
+
+// Socket is the socket path the server listens on.
+func (s *Server) Socket() string { return s.d.socket }
+
+// Listen makes the socket's private directory, takes the single-instance lock and only then
+// binds the socket, so a second daemon can never unlink the socket of the first.
+func (s *Server) Listen() (*net.UnixListener, error) {
+	d := s.d
+	if err := privateDir(socketDir(d.socket)); err != nil {
+		d.log.Error("socket directory", zap.Error(err))
+		return nil, err
+	}
+	lock, err := acquireLock(paths.LockFile(d.socket))
+	if err != nil {
+		var ar *errAlreadyRunning
+		if errors.As(err, &ar) {
+			d.log.Info("another daemon is running", zap.Int("pid", ar.pid))
+		}
+		return nil, err
+	}
+	ln, err := listenPrivate(d.socket)
+	if err != nil {
+		lock.Release()
+		d.log.Error("listen", zap.Error(err))
+		return nil, fmt.Errorf("listening on %s: %w", d.socket, err)
+	}
+	s.lock = lock
+	d.lockPath, d.lockFile = paths.LockFile(d.socket), lock.stat()
+	return ln, nil
+}
+
+// Run serves ln until ctx ends (0), a stop or restart is asked for over the socket (0), the
+// idle period passes with no session (0), or the listener fails for good (1); then it shuts
+// down within bounds, releases the lock and closes the log. A Server runs once.
+func (s *Server) Run(ctx context.Context, ln *net.UnixListener) int {
+	d := s.d
+	defer releaseHeld() // last: whoever asked for the stop sees it done once the lock is free
+	defer s.closeLog()
+	defer s.lock.Release()
+	defer s.cancel()
+	d.setListener(ln)
+	if s.idleExit > 0 {
+		d.startIdleExit(s.idleExit)
+	}
+	d.log.Info("daemon started", zap.String("version", Version), zap.Int("pid", os.Getpid()),
+		zap.String("socket", d.socket), zap.Duration("request_timeout", s.timeout),
+		zap.Duration("exit_when_idle", s.idleExit))
+	sigs := make(chan os.Signal, 1)
+	stopRelay := context.AfterFunc(ctx, func() { sigs <- causeSignal{context.Cause(ctx)} })
+	defer stopRelay()
+	code := d.run(sigs, socketCheck)
+	s.cancel()
+	d.log.Info("daemon stopped")
+	return code
+}
+
+// causeSignal names why Run's context ended, for the "shutting down" log line: the signal
+// ServeMain received, or the context's error.
+type causeSignal struct{ err error }
+
+func (c causeSignal) String() string {
+	var s signalError
+	if errors.As(c.err, &s) {
+		return s.sig.String()
+	}
+	return c.err.Error()
+}
+func (causeSignal) Signal() {}
+
+// signalError is the cancel cause ServeMain gives Run's context.
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string { return "received " + e.sig.String() }
+
+// ServeMain runs `resmongw serve` with c: exit 0 after a signal-driven shutdown (TERM, INT,
+// HUP) or a stop asked for over the socket, 1 when another daemon holds the lock, startup
+// fails or the listener fails for good (so a service manager restarts it), 2 on bad settings.
+func ServeMain(c Config, stderr io.Writer) int {
+	failf := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "resmongw serve: "+format+"\n", a...)
+		return code
+	}
+	c.Foreground = c.Foreground || isTerminal(os.Stderr)
+	srv, err := New(c)
+	if err != nil {
+		var u errUsage
+		if errors.As(err, &u) {
+			return failf(2, "%v", err)
+		}
+		return failf(1, "%v", err)
+	}
 	// Caught from here on, before the socket exists: a signal that arrives as soon as a
 	// client can see the socket is handled once serving starts instead of killing us with the
 	// socket left behind. HUP too: a terminal closing under `serve`, or a supervisor's
@@ -88,26 +235,10 @@ func ServeMain(args []string) int {
 	defer signal.Stop(sigs)
 	signal.Ignore(syscall.SIGPIPE)
 
-	// Order matters: private dir, then the lock, and only then touch the socket path, so a
-	// second daemon can never unlink the socket of the first.
-	dir := socketDir(socket)
-	if err := privateDir(dir); err != nil {
-		log.Error("socket directory", zap.Error(err))
-		return failf("%v", err)
-	}
-	lock, err := acquireLock(paths.LockFile(socket))
+	ln, err := srv.Listen()
 	if err != nil {
-		var ar *errAlreadyRunning
-		if errors.As(err, &ar) {
-			log.Info("another daemon is running", zap.Int("pid", ar.pid))
-		}
-		return failf("%v", err)
-	}
-	defer lock.Release()
-	ln, err := listenPrivate(socket)
-	if err != nil {
-		log.Error("listen", zap.Error(err))
-		return failf("listening on %s: %v", socket, err)
+		srv.closeLog()
+		return failf(1, "%v", err)
 	}
 
 	// One P unless GOMAXPROCS says otherwise: the daemon does little CPU work per call and
@@ -125,24 +256,14 @@ func ServeMain(args []string) int {
 		}
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	d := &daemon{
-		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: newSlogBridge(log),
-		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
-		upstream: &proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}},
-		failed:   make(chan error, 1), stopReq: make(chan stopMode, 1),
-	}
-	d.setListener(ln)
-	d.lockPath, d.lockFile = paths.LockFile(socket), lock.stat()
-	d.targets = &targets{m: map[string]*target{}, idleTTL: *idle, make: d.newTarget, log: log}
-	log.Info("daemon started", zap.String("version", Version), zap.Int("pid", os.Getpid()),
-		zap.String("socket", socket), zap.Duration("request_timeout", timeout))
-
-	code := d.run(sigs, socketCheck)
-	cancel()
-	log.Info("daemon stopped")
-	return code
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go func() {
+		if sig, ok := <-sigs; ok {
+			cancel(signalError{sig})
+		}
+	}()
+	return srv.Run(ctx, ln)
 }
 
 // run serves until a signal (0) or a listener failure (1), then shuts down.
@@ -161,6 +282,7 @@ func (d *daemon) run(sigs <-chan os.Signal, checkEvery time.Duration) int {
 		code = 1
 	}
 	stopKeeping()
+	d.stopIdleExit()
 	d.shutdown(mode)
 	return code
 }

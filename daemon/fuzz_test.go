@@ -36,15 +36,14 @@ func fuzzDaemon(f *testing.F) (*daemon, string) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{socket: socket, started: time.Now(), log: zap.NewNop(), sdkLog: slog.New(slog.DiscardHandler), stopReq: make(chan stopMode, 1),
-		ln: ln, ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{}}
-	d.targets = &targets{m: map[string]*target{}, idleTTL: time.Hour, log: zap.NewNop(),
-		make: func(key string, env discovery.Target) *target {
-			w := discovery.NewWatcher(env, nil) // never started: the fake API needs no discovery
-			return &target{key: key, env: env, watcher: w, upstream: proxy.NewUpstream(w, nil),
-				server: proxy.NewServer(okAPI{}, &proxy.ServerOptions{Tools: proxy.Tools}), stats: newCallStats()}
-		}}
+	d, cancel := newDaemon(socket, "", zap.NewNop(), slog.New(slog.DiscardHandler), time.Hour, nil)
+	d.failed = nil
+	d.setListener(ln)
+	d.targets.make = func(key string, env discovery.Target) *target {
+		w := discovery.NewWatcher(env, nil) // never started: the fake API needs no discovery
+		return &target{key: key, env: env, watcher: w, upstream: proxy.NewUpstream(w, nil),
+			server: proxy.NewServer(okAPI{}, &proxy.ServerOptions{Tools: proxy.Tools}), stats: newCallStats()}
+	}
 	served := make(chan struct{})
 	go func() { d.serve(); close(served) }()
 	f.Cleanup(func() {

@@ -22,18 +22,15 @@ import (
 func newTestDaemon(t *testing.T, socket string, ln listener) (*daemon, *observer.ObservedLogs, context.CancelFunc) {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
-	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{socket: socket, started: time.Now(), log: zap.New(core), sdkLog: slog.New(slog.DiscardHandler), stopReq: make(chan stopMode, 1),
-		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{}, failed: make(chan error, 1)}
+	d, cancel := newDaemon(socket, "", zap.New(core), slog.New(slog.DiscardHandler), time.Hour, nil)
 	d.setListener(ln)
-	d.targets = &targets{m: map[string]*target{}, idleTTL: time.Hour, log: zap.NewNop(),
-		make: func(key string, env discovery.Target) *target {
-			w := discovery.NewWatcher(env, nil) // never started: the fake API needs no discovery
-			tg := &target{key: key, env: env, watcher: w, upstream: proxy.NewUpstream(w, nil), stats: newCallStats()}
-			tg.server = proxy.NewServer(okAPI{}, &proxy.ServerOptions{Tools: proxy.Tools,
-				OnCall: func(ctx context.Context, r proxy.CallRecord) { d.recordCall(ctx, tg, r) }})
-			return tg
-		}}
+	d.targets.make = func(key string, env discovery.Target) *target {
+		w := discovery.NewWatcher(env, nil) // never started: the fake API needs no discovery
+		tg := &target{key: key, env: env, watcher: w, upstream: proxy.NewUpstream(w, nil), stats: newCallStats()}
+		tg.server = proxy.NewServer(okAPI{}, &proxy.ServerOptions{Tools: proxy.Tools,
+			OnCall: func(ctx context.Context, r proxy.CallRecord) { d.recordCall(ctx, tg, r) }})
+		return tg
+	}
 	return d, logs, cancel
 }
 

@@ -6,8 +6,11 @@ import (
 	"github.com/resmongw/resmongw/paths"
 )
 
-// serviceInstalled reports whether `resmongw install` wrote the per-user service file, so
-// status can suggest starting the service rather than installing it.
+// ServiceInstalled reports whether `resmongw install` wrote the per-user service file, so
+// status can suggest starting the service rather than installing it, and start/stop/restart
+// go through the service manager.
+func ServiceInstalled(getenv func(string) string) bool { return serviceInstalled(getenv) }
+
 func serviceInstalled(getenv func(string) string) bool {
 	home, err := paths.Home(getenv)
 	if err != nil {

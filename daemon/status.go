@@ -16,10 +16,13 @@ type Status struct {
 	Daemon   DaemonStatus    `json:"daemon"`
 	Targets  []TargetStatus  `json:"targets"`
 	Sessions []SessionStatus `json:"sessions"`
-	// OK is true when the caller's target and every target with an open session have a
-	// verified backend. Idle targets (kept a while after their last session) are shown but do
-	// not count: an instance the user no longer runs must not make status fail.
+	// OK is true when every counted target (Counted) has a verified backend: those open
+	// sessions use, and the caller's own. Idle targets (kept a while after their last session)
+	// are shown but do not count: an instance the user no longer runs must not make status fail.
 	OK bool `json:"ok"`
+	// OtherDaemons are live daemons of this user on other sockets (filled in by the status
+	// command, not the daemon): there should be none.
+	OtherDaemons []OtherDaemon `json:"other_daemons,omitempty"`
 }
 
 // DaemonStatus describes the daemon process.
@@ -40,7 +43,11 @@ type TargetStatus struct {
 	Sessions int              `json:"sessions"`
 	// Idle: neither the caller's nor in use by a session; kept for reuse until it expires,
 	// listed for information and left out of OK.
-	Idle     bool            `json:"idle"`
+	Idle bool `json:"idle"`
+	// Counted: the exit code follows this target. Targets sessions use count; the caller's
+	// counts when it names a backend (RESMON_* set) or no session uses any target, so a plain
+	// `status` beside a demo or a pinned harness follows what is in use, not an absent default.
+	Counted  bool            `json:"counted"`
 	Verified bool            `json:"verified"`
 	State    discovery.State `json:"state"`
 	// Tokens says, per candidate port, whether its token file is usable. Never the value.
@@ -113,6 +120,12 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 		ts.Idle = !ts.Caller && ts.Sessions == 0
 		st.Targets = append(st.Targets, ts)
 	}
+	callerCounts := callerEnv.Port != "" || callerEnv.StateDir != "" || callerEnv.PortFile != "" ||
+		callerEnv.DBPath != "" || len(st.Sessions) == 0
+	for i := range st.Targets {
+		t := &st.Targets[i]
+		t.Counted = t.Sessions > 0 || (t.Caller && callerCounts)
+	}
 	sort.Slice(st.Targets, func(i, j int) bool {
 		if st.Targets[i].Caller != st.Targets[j].Caller {
 			return st.Targets[i].Caller
@@ -123,13 +136,13 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 	return st
 }
 
-// targetsOK reports whether every target that matters is verified: the caller's and those with
-// open sessions. Idle ones are information only. Without the caller's target, nothing is OK.
+// targetsOK reports whether every counted target is verified. Idle ones are information
+// only. Without the caller's target (the daemon is shutting down), nothing is OK.
 func targetsOK(ts []TargetStatus) bool {
 	hasCaller := false
 	for _, t := range ts {
 		hasCaller = hasCaller || t.Caller
-		if !t.Idle && !t.Verified {
+		if t.Counted && !t.Verified {
 			return false
 		}
 	}

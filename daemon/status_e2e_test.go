@@ -69,15 +69,29 @@ func TestStatusVerifiedThenUnavailable(t *testing.T) {
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	healthRuntimeID(ctx, t, s.cs)
 	healthRuntimeID(ctx, t, s.cs)
+	// The default form: a line or two per target, the simulator flagged; the rest is --verbose.
 	human, code := w.runStatus(ctx, simEnv(sim))
-	for _, want := range []string{"resmongw " + daemon.Version, w.Socket, sim.StateDir(), "present", sim.RuntimeID(),
-		"from port_file", "tool health", "2 calls, 0 errors", "session 1", "1 session(s)"} {
+	for _, want := range []string{"resmongw " + daemon.Version, w.Socket, sim.StateDir(), "SIMULATED",
+		"2 calls, 0 errors", "session 1", "1 session(s)"} {
 		if !strings.Contains(human, want) {
 			t.Errorf("status output lacks %q:\n%s", want, human)
 		}
 	}
+	if lines := strings.Count(human, "\n"); code != 0 || lines > 6 {
+		t.Fatalf("status exit %d, %d lines (want 0, one screen):\n%s", code, lines, human)
+	}
+	verbose, code := w.runStatus(ctx, simEnv(sim), "--verbose")
+	for _, want := range []string{"resmongw " + daemon.Version, w.Socket, w.LogFile(), sim.StateDir(), "present", sim.RuntimeID(),
+		"from port_file", "tool health", "2 calls, 0 errors", "session 1", "1 session(s)", "SIMULATED"} {
+		if !strings.Contains(verbose, want) {
+			t.Errorf("status --verbose lacks %q:\n%s", want, verbose)
+		}
+	}
 	if code != 0 {
-		t.Fatalf("status exit %d", code)
+		t.Fatalf("status --verbose exit %d", code)
+	}
+	if out, _ := w.runStatus(ctx, simEnv(sim), "--json"); !decodeStatus(t, out).Targets[0].State.Backend.Simulated {
+		t.Errorf("status --json: the backend is not marked simulated:\n%s", out)
 	}
 
 	// Backend gone: exit 1, the reason, and a failed call counted.
@@ -171,7 +185,7 @@ func TestExtraArgumentsAreUsageErrors(t *testing.T) {
 	cmd.Env = w.Env("RESMONGW_NO_AUTOSTART=1")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), `unexpected argument "extra"`) {
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), `"extra"`) {
 		t.Fatalf("stdio extra: %v\n%s", err, out)
 	}
 }

@@ -24,8 +24,8 @@ func TestStatusNotRunningSuggestsStartWhenInstalled(t *testing.T) {
 		return ""
 	}
 	var out strings.Builder
-	notRunning(&out, socket, false, true, getenv)
-	if !strings.Contains(out.String(), "resmongw install") || strings.Contains(out.String(), "resmongw start") {
+	notRunning(&out, socket, false, true, getenv, nil)
+	if !strings.Contains(out.String(), "resmongw install") || !strings.Contains(out.String(), "resmongw serve") {
 		t.Errorf("not installed:\n%s", out.String())
 	}
 	unit := paths.ServiceFile(home)
@@ -39,12 +39,12 @@ func TestStatusNotRunningSuggestsStartWhenInstalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	notRunning(&out, socket, false, true, getenv)
+	notRunning(&out, socket, false, true, getenv, nil)
 	if !strings.Contains(out.String(), "resmongw start") || strings.Contains(out.String(), "resmongw install") {
 		t.Errorf("installed:\n%s", out.String())
 	}
 	out.Reset()
-	notRunning(&out, socket, true, true, getenv)
+	notRunning(&out, socket, true, true, getenv, nil)
 	var v map[string]any
 	if err := json.Unmarshal([]byte(out.String()), &v); err != nil || v["service_installed"] != true || v["running"] != false {
 		t.Errorf("json: %s (%v)", out.String(), err)
@@ -90,7 +90,7 @@ func TestTokenPresenceJudgesTheContent(t *testing.T) {
 	}
 	b, _ := json.Marshal(got)
 	var human bytes.Buffer
-	renderStatus(&human, &Status{Targets: []TargetStatus{{Key: "k", State: st, Tokens: tokenPresence(discovery.State{
+	renderVerbose(&human, &Status{Targets: []TargetStatus{{Key: "k", State: st, Tokens: tokenPresence(discovery.State{
 		Resolved: st.Resolved, Candidates: []discovery.Candidate{{Port: 1001}}})}}}, time.Now())
 	if strings.Contains(string(b)+human.String(), token) || !strings.Contains(human.String(), TokenPresent+" (") {
 		t.Fatalf("status output:\n%s\n%s", b, human.String())
@@ -100,8 +100,9 @@ func TestTokenPresenceJudgesTheContent(t *testing.T) {
 // The exit code follows the caller's target and the targets sessions use; idle ones are shown
 // but not counted.
 func TestTargetsOKIgnoresIdleTargets(t *testing.T) {
-	caller := func(v bool) TargetStatus { return TargetStatus{Caller: true, Verified: v} }
-	used := func(v bool) TargetStatus { return TargetStatus{Sessions: 2, Verified: v} }
+	caller := func(v bool) TargetStatus { return TargetStatus{Caller: true, Counted: true, Verified: v} }
+	uncounted := func(v bool) TargetStatus { return TargetStatus{Caller: true, Verified: v} }
+	used := func(v bool) TargetStatus { return TargetStatus{Sessions: 2, Counted: true, Verified: v} }
 	idle := func(v bool) TargetStatus { return TargetStatus{Idle: true, Verified: v} }
 	for _, c := range []struct {
 		ts   []TargetStatus
@@ -113,7 +114,9 @@ func TestTargetsOKIgnoresIdleTargets(t *testing.T) {
 		{[]TargetStatus{caller(true), used(false)}, false},
 		{[]TargetStatus{caller(true), used(true), idle(false)}, true},
 		{[]TargetStatus{caller(false), idle(true)}, false},
-		{[]TargetStatus{used(true), idle(true)}, false}, // no caller target: shutting down
+		{[]TargetStatus{used(true), idle(true)}, false},      // no caller target: shutting down
+		{[]TargetStatus{uncounted(false), used(true)}, true}, // a plain status beside the demo
+		{[]TargetStatus{uncounted(false), used(false)}, false},
 		{nil, false},
 	} {
 		if got := targetsOK(c.ts); got != c.want {
@@ -124,14 +127,5 @@ func TestTargetsOKIgnoresIdleTargets(t *testing.T) {
 	renderStatus(&out, &Status{Targets: []TargetStatus{{Key: "a", Caller: true}, {Key: "b", Idle: true}}}, time.Now())
 	if !strings.Contains(out.String(), "target 2 (idle") || strings.Contains(out.String(), "target 1 (idle") {
 		t.Fatalf("human status:\n%s", out.String())
-	}
-}
-
-// Stray positional arguments are a usage error, not ignored.
-func TestStatusRefusesExtraArguments(t *testing.T) {
-	for _, args := range [][]string{{"extra"}, {"--json", "extra"}, {"--socket", "/nonexistent/s.sock", "x", "y"}} {
-		if code := StatusMain(args); code != statusUsage {
-			t.Errorf("status %v: exit %d, want %d", args, code, statusUsage)
-		}
 	}
 }

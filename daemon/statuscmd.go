@@ -8,11 +8,14 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
@@ -25,39 +28,55 @@ const (
 	statusNotRunning = 3
 )
 
-// StatusMain runs `resmongw status [--json]`.
-func StatusMain(args []string) int {
-	fs := flag.NewFlagSet("resmongw status", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
-	asJSON := fs.Bool("json", false, "print JSON")
-	socketFlag := fs.String("socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	if err := fs.Parse(args); err != nil {
-		return statusUsage
+// StatusOptions are `resmongw status`'s flags.
+type StatusOptions struct {
+	JSON    bool
+	Verbose bool
+	Socket  string
+	// Getenv is the caller's environment (its target is evaluated too); nil = os.Getenv.
+	Getenv func(string) string
+}
+
+// StatusFlags is status's flag set, bound to o; the CLI shows and parses exactly these.
+func StatusFlags(o *StatusOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.BoolVar(&o.JSON, "json", false, "print JSON (every detail)")
+	fs.BoolVar(&o.Verbose, "verbose", false, "every detail: ports, token files, how each backend was found, per-tool calls, session pids")
+	fs.StringVar(&o.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
+	return fs
+}
+
+// StatusMain runs `resmongw status`: exit 0 when every target in use has a verified backend,
+// 1 when one has none, 3 when no daemon runs.
+func StatusMain(o StatusOptions, stdout, stderr io.Writer) int {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "resmongw status: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return statusUsage
-	}
-	socket, err := paths.Socket(*socketFlag, os.Getenv)
+	socket, err := paths.Socket(o.Socket, getenv)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "resmongw status:", err)
+		fmt.Fprintln(stderr, "resmongw status:", err)
 		return statusUsage
 	}
-	st, err := fetchStatus(socket)
+	others := otherDaemons(socket, getenv)
+	st, err := fetchStatus(socket, getenv)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
-			notRunning(os.Stdout, socket, *asJSON, errors.Is(err, syscall.ENOENT), os.Getenv)
+			notRunning(stdout, socket, o.JSON, errors.Is(err, syscall.ENOENT), getenv, others)
 			return statusNotRunning
 		}
-		fmt.Fprintln(os.Stderr, "resmongw status:", err)
+		fmt.Fprintln(stderr, "resmongw status:", err)
 		return statusDegraded
 	}
-	if *asJSON {
+	st.OtherDaemons = others
+	switch {
+	case o.JSON:
 		b, _ := json.MarshalIndent(st, "", "  ")
-		fmt.Println(string(b))
-	} else {
-		renderStatus(os.Stdout, st, time.Now())
+		fmt.Fprintln(stdout, string(b))
+	case o.Verbose:
+		renderVerbose(stdout, st, time.Now())
+	default:
+		renderStatus(stdout, st, time.Now())
 	}
 	if st.OK {
 		return statusOK
@@ -65,8 +84,58 @@ func StatusMain(args []string) int {
 	return statusDegraded
 }
 
+// OtherDaemon is a daemon of this user on a socket other than the one status asked: one user
+// should have one, and a second is invisible to the harnesses of the first.
+type OtherDaemon struct {
+	PID    int    `json:"pid"`
+	Socket string `json:"socket"`
+}
+
+// otherDaemons looks for live daemons at the places a daemon of this user may listen besides
+// socket: the per-user default, and the places the environment names or older versions used
+// ($XDG_RUNTIME_DIR, $HOME, $XDG_STATE_HOME). A lock file held by a live `serve` is a daemon.
+func otherDaemons(socket string, getenv func(string) string) []OtherDaemon {
+	var cands []string
+	if p, err := paths.DefaultSocket(getenv); err == nil {
+		cands = append(cands, p)
+	}
+	if p := getenv(paths.SocketEnv); p != "" {
+		cands = append(cands, p)
+	}
+	if rt := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		cands = append(cands, filepath.Join(rt, "resmongw", "mcp.sock"))
+	}
+	for _, base := range []string{getenv("XDG_STATE_HOME"), filepath.Join(getenv("HOME"), ".local", "state")} {
+		if filepath.IsAbs(base) {
+			cands = append(cands, filepath.Join(base, "resmongw", "run", "mcp.sock"))
+		}
+	}
+	seen := map[string]bool{filepath.Clean(socket): true}
+	var out []OtherDaemon
+	for _, c := range cands {
+		c = filepath.Clean(c)
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if pid := endpoint.LockHolder(c); pid > 0 {
+			out = append(out, OtherDaemon{PID: pid, Socket: c})
+		}
+	}
+	return out
+}
+
+// renderOthers warns about every other daemon of this user.
+func renderOthers(w io.Writer, others []OtherDaemon) {
+	for _, o := range others {
+		fmt.Fprintf(w, "WARNING: another resmongw daemon of this user runs: pid %d on %s\n"+
+			"  (harnesses reach one or the other depending on their environment; stop it with 'resmongw stop --socket %s')\n",
+			o.PID, o.Socket, o.Socket)
+	}
+}
+
 // notRunning explains why no daemon answered at socket and what to do about it.
-func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(string) string) {
+func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(string) string, others []OtherDaemon) {
 	holder := 0
 	if noSocket {
 		holder = endpoint.LockHolder(socket)
@@ -78,10 +147,14 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 			v["pid"] = holder
 			v["socket_missing"] = true
 		}
+		if len(others) > 0 {
+			v["other_daemons"] = others
+		}
 		b, _ := json.MarshalIndent(v, "", "  ")
 		fmt.Fprintln(w, string(b))
 		return
 	}
+	defer renderOthers(w, others)
 	switch {
 	case holder > 0:
 		fmt.Fprintf(w, "resmongw is running but unreachable: %s.\n", endpoint.SocketGone(holder, socket))
@@ -91,19 +164,20 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 			"a harness running 'resmongw stdio' also starts it on demand.\n", socket)
 	default:
 		fmt.Fprintf(w, "resmongw is not running (no daemon at %s).\n"+
-			"Start it with 'resmongw serve', or install the per-user service with 'resmongw install'.\n", socket)
+			"A harness running 'resmongw stdio' starts it on demand. Or install the per-user service with\n"+
+			"'resmongw install', or run it yourself: 'resmongw serve' (foreground) or 'resmongw start' (background).\n", socket)
 	}
 }
 
 // fetchStatus asks the daemon, sending our own environment so our target is evaluated too.
-func fetchStatus(socket string) (*Status, error) {
+func fetchStatus(socket string, getenv func(string) string) (*Status, error) {
 	c, err := net.DialTimeout("unix", socket, 2*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(statusSettle + 5*time.Second))
-	if _, err := c.Write(endpoint.Line(endpoint.NewPreamble(endpoint.KindStatus, os.Getenv, "resmongw status"))); err != nil {
+	if _, err := c.Write(endpoint.Line(endpoint.NewPreamble(endpoint.KindStatus, getenv, "resmongw status"))); err != nil {
 		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(c, 16<<20))
@@ -121,25 +195,96 @@ func fetchStatus(socket string) (*Status, error) {
 	return &st, nil
 }
 
-// renderStatus prints the human form.
+// renderStatus prints the default human form, one screen: the daemon, each target in a line
+// or two, the sessions by the client name the harness gave. renderVerbose has the rest.
 func renderStatus(w io.Writer, st *Status, now time.Time) {
+	d := st.Daemon
+	fmt.Fprintf(w, "resmongw %s: pid %d, up %s, socket %s\n", d.Version, d.PID,
+		roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))), d.Socket)
+	renderOthers(w, st.OtherDaemons)
+	calls := map[string]int{}
+	for i, t := range st.Targets {
+		calls[t.Key] = i + 1
+		var n, errs uint64
+		for _, tool := range t.Tools {
+			n += tool.Calls
+			for _, c := range tool.Errors {
+				errs += c
+			}
+		}
+		use := fmt.Sprintf("%d session(s)", t.Sessions)
+		if n > 0 {
+			use += fmt.Sprintf(", %d calls, %d errors", n, errs)
+		}
+		fmt.Fprintf(w, "target %d%s, %s: %s\n", i+1, targetNote(t), use, backendLine(t.State))
+		fmt.Fprintf(w, "  state dir %s (%s)\n", t.State.Resolved.StateDir, t.State.Resolved.StateDirSource)
+		if u := t.State.Unavailable; u != nil {
+			fmt.Fprintf(w, "  tried %s\n", orNone(strings.Join(u.Tried, ", ")))
+		}
+	}
+	if len(st.Sessions) == 0 {
+		fmt.Fprintln(w, "sessions: none")
+	}
+	for _, s := range st.Sessions {
+		fmt.Fprintf(w, "session %d: %s, target %d, for %s\n", s.ID, clientLabel(s), calls[s.Target], roundDur(now.Sub(s.Since)))
+	}
+}
+
+// targetNote says why a target is listed and whether it counts in the exit code.
+func targetNote(t TargetStatus) string {
+	switch {
+	case t.Caller && !t.Counted:
+		return " (this shell's environment; not counted: sessions use other targets)"
+	case t.Caller:
+		return " (this shell's environment)"
+	case t.Idle:
+		return " (idle: no session uses it; not counted in the exit code)"
+	}
+	return ""
+}
+
+// backendLine is a target's backend in a few words.
+func backendLine(s discovery.State) string {
+	switch {
+	case s.Backend != nil:
+		b := s.Backend
+		line := fmt.Sprintf("verified resmon %s at %s", b.Version, b.BaseURL)
+		if b.Simulated {
+			line = "SIMULATED " + line + " (resmongw dev backend: invented data)"
+		}
+		return line
+	case s.Unavailable != nil:
+		return fmt.Sprintf("unavailable (%s): %s", s.Unavailable.Reason, s.Unavailable.Message)
+	}
+	return "still checking"
+}
+
+// clientLabel names a session by what the harness called itself in initialize, else by the
+// process that started the shim.
+func clientLabel(s SessionStatus) string {
+	if s.ClientName != "" {
+		return strings.TrimSpace(s.ClientName + " " + s.ClientVersion)
+	}
+	if s.Client != "" {
+		return s.Client + " (before initialize)"
+	}
+	return "?"
+}
+
+// renderVerbose prints every detail status has.
+func renderVerbose(w io.Writer, st *Status, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	d := st.Daemon
 	fmt.Fprintf(tw, "resmongw %s\tpid %d, up %s\n", d.Version, d.PID, roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))))
 	fmt.Fprintf(tw, "socket\t%s\n", d.Socket)
 	fmt.Fprintf(tw, "log\t%s\n", d.LogFile)
+	tw.Flush()
+	renderOthers(w, st.OtherDaemons)
 	number := map[string]int{} // targets are numbered for the session lines; keys are long
 	for i, t := range st.Targets {
 		number[t.Key] = i + 1
 		fmt.Fprintln(tw)
-		caller := ""
-		switch {
-		case t.Caller:
-			caller = " (this shell's environment)"
-		case t.Idle:
-			caller = " (idle: no session uses it; not counted in the exit code)"
-		}
-		fmt.Fprintf(tw, "target %d%s\t%d session(s)\n", i+1, caller, t.Sessions)
+		fmt.Fprintf(tw, "target %d%s\t%d session(s)\n", i+1, targetNote(t), t.Sessions)
 		fmt.Fprintf(tw, "  key\t%s\n", t.Key)
 		s := t.State
 		fmt.Fprintf(tw, "  state dir\t%s (%s)\n", s.Resolved.StateDir, s.Resolved.StateDirSource)
@@ -168,7 +313,11 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 					schema = fmt.Sprint(*b.Identity.SchemaVersion)
 				}
 			}
-			fmt.Fprintf(tw, "  backend\tverified: %s, version %s, schema %s, runtime %s\n", b.BaseURL, b.Version, schema, rid)
+			sim := ""
+			if b.Simulated {
+				sim = "SIMULATED (invented data), "
+			}
+			fmt.Fprintf(tw, "  backend\t%sverified: %s, version %s, schema %s, runtime %s\n", sim, b.BaseURL, b.Version, schema, rid)
 			fmt.Fprintf(tw, "  verified\t%s ago (generation %d, since %s)\n", roundDur(now.Sub(b.VerifiedAt)), s.Generation, s.Since.Format(time.RFC3339))
 		case s.Unavailable != nil:
 			u := s.Unavailable
@@ -189,6 +338,7 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 				parts = append(parts, fmt.Sprintf("%s %d", code, c))
 			}
 			if n > 0 {
+				sort.Strings(parts)
 				errs = " (" + strings.Join(parts, ", ") + ")"
 			}
 			fmt.Fprintf(tw, "  tool %s\t%d calls, %d errors%s, p50 %.1fms, p99 %.1fms\n", tool.Tool, tool.Calls, n, errs, tool.P50Millis, tool.P99Millis)
@@ -199,12 +349,8 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 		fmt.Fprintln(tw, "sessions\tnone")
 	}
 	for _, s := range st.Sessions {
-		client := s.Client
-		if client == "" {
-			client = "?"
-		}
-		fmt.Fprintf(tw, "session %d\t%s (shim pid %d, harness pid %d), target %d, for %s\n",
-			s.ID, client, s.PID, s.HarnessPID, number[s.Target], roundDur(now.Sub(s.Since)))
+		fmt.Fprintf(tw, "session %d\t%s (shim pid %d, parent %s pid %d), target %d, for %s\n",
+			s.ID, clientLabel(s), s.PID, orNone(s.Client), s.HarnessPID, number[s.Target], roundDur(now.Sub(s.Since)))
 	}
 	tw.Flush()
 }

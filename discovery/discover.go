@@ -153,6 +153,7 @@ func discover(ctx context.Context, t Target, opts *Options) discoveryResult {
 				Token:      tok,
 				Version:    pr.version,
 				Identity:   pr.identity,
+				Simulated:  pr.simulated,
 				VerifiedAt: o.Now(),
 				Chain:      chain,
 			}

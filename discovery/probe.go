@@ -38,6 +38,8 @@ type probeResult struct {
 	identity *Identity // nil when absent or malformed
 	idNote   string    // why a present identity was dropped
 	err      error     // transport error, for the chain line
+
+	simulated bool // health said "simulated": true (the built-in simulator)
 }
 
 // probeHealth sends GET <base>/api/health the way the reference does: IP-literal Host,
@@ -102,6 +104,7 @@ func probeHealth(ctx context.Context, port int, tok Token, timeout time.Duration
 		}
 		res.identity = id
 	}
+	res.simulated = string(obj["simulated"]) == "true"
 	res.outcome = probeOK
 	return res
 }

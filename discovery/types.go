@@ -85,6 +85,9 @@ type Backend struct {
 	Version    string     `json:"version"`
 	Identity   *Identity  `json:"identity,omitempty"` // nil when the backend sent none (pre-2.3)
 	VerifiedAt time.Time  `json:"verified_at"`
+	// Simulated: the health answer says "simulated": true (`resmongw dev backend`, the demo):
+	// every answer is invented, and status says so.
+	Simulated bool `json:"simulated,omitempty"`
 	// Chain explains, for a person, how this backend was found (same style as
 	// Unavailable.Chain), including notes such as a malformed identity that was dropped.
 	Chain []string `json:"chain,omitempty"`

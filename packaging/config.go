@@ -101,9 +101,28 @@ func configFail(stderr io.Writer, format string, a ...any) int {
 // parseConfigRequest reads the flags and the harness name and builds the entry; on failure
 // it has printed why and returns the exit code.
 func parseConfigRequest(args []string, stderr io.Writer) (*configRequest, int) {
-	fs := flag.NewFlagSet("resmongw config", flag.ContinueOnError)
+	fs, v := configFlags()
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, configUsage); fs.PrintDefaults() }
+
+	harnessName, ok := parseInterleaved(fs, args)
+	if !ok {
+		return nil, 2
+	}
+	return buildConfigRequest(fs, harnessName, *v.write, *v.force, *v.noApprovals, *v.scope, *v.stateDir, *v.port, *v.name, *v.file, stderr)
+}
+
+// configFlagValues are config's flags once parsed.
+type configFlagValues struct {
+	write, force, noApprovals         *bool
+	scope, stateDir, port, name, file *string
+}
+
+// ConfigFlagSet is config's flag set, for the CLI's help and parsing.
+func ConfigFlagSet() *flag.FlagSet { fs, _ := configFlags(); return fs }
+
+func configFlags() (*flag.FlagSet, configFlagValues) {
+	fs := flag.NewFlagSet("resmongw config", flag.ContinueOnError)
 	write := fs.Bool("write", false, "merge the entry and approval settings into the harness's files")
 	force := fs.Bool("force", false, "with --write: replace a different existing entry of the same name, and approval settings that contradict resmon's tool table")
 	noApprovals := fs.Bool("no-approvals", false, "write only the server entry, none of the harness's approval settings")
@@ -112,29 +131,32 @@ func parseConfigRequest(args []string, stderr io.Writer) (*configRequest, int) {
 	port := fs.String("port", "", "resmon backend port to pin (sets RESMON_PORT)")
 	name := fs.String("name", "resmon", "the server's name in the harness")
 	file := fs.String("file", "", "config file to edit instead of the harness's default")
+	return fs, configFlagValues{write, force, noApprovals, scope, stateDir, port, name, file}
+}
 
-	harnessName, ok := parseInterleaved(fs, args)
-	if !ok {
-		return nil, 2
-	}
+func buildConfigRequest(fs *flag.FlagSet, harnessName string, write, force, noApprovals bool, scope, stateDir, port, name, file string, stderr io.Writer) (*configRequest, int) {
 	h := findHarness(harnessName)
 	if h == nil {
 		fmt.Fprintf(stderr, "resmongw config: unknown harness %q\n\n%s", harnessName, configUsage)
 		return nil, 2
 	}
-	req := &configRequest{h: h, name: *name, write: *write, force: *force, scope: *scope, flags: fs}
+	req := &configRequest{h: h, name: name, write: write, force: force, scope: scope, flags: fs}
+	// Bad flag values and combinations are usage errors (exit 2), like unknown flags.
 	if !serverNameRE.MatchString(req.name) {
-		return nil, configFail(stderr, "--name %q: use letters, digits, '_' and '-' only", req.name)
+		configFail(stderr, "--name %q: use letters, digits, '_' and '-' only", req.name)
+		return nil, 2
 	}
-	if !*noApprovals {
+	if !noApprovals {
 		req.approvals = approvalsFromToolTable()
 	}
-	if err := req.checkScope(*file); err != nil {
-		return nil, configFail(stderr, "%v", err)
+	if err := req.checkScope(file); err != nil {
+		configFail(stderr, "%v", err)
+		return nil, 2
 	}
-	env, err := pinnedEnv(*port, *stateDir, stderr)
+	env, err := pinnedEnv(port, stateDir, stderr)
 	if err != nil {
-		return nil, configFail(stderr, "%v", err)
+		configFail(stderr, "%v", err)
+		return nil, 2
 	}
 	bin, err := binaryPath()
 	if err != nil {
@@ -147,7 +169,7 @@ func parseConfigRequest(args []string, stderr io.Writer) (*configRequest, int) {
 	if req.home, err = paths.Home(os.Getenv); err != nil {
 		return nil, configFail(stderr, "%v", err)
 	}
-	if err := req.resolveTarget(*file); err != nil {
+	if err := req.resolveTarget(file); err != nil {
 		return nil, configFail(stderr, "%v", err)
 	}
 	return req, 0

@@ -97,7 +97,7 @@ func TestConfigScopeFlag(t *testing.T) {
 		{[]string{"claude-code", "--scope", "user", "--file", "x.json"}, "no entry file"},
 		{[]string{"claude-code", "--scope", "user", "--no-approvals", "--write"}, "nothing to write"},
 	} {
-		if code, _, errOut := runCfg(t, tc.args...); code != 1 || !strings.Contains(errOut, tc.msg) {
+		if code, _, errOut := runCfg(t, tc.args...); code != 2 || !strings.Contains(errOut, tc.msg) {
 			t.Errorf("%q: exit %d, stderr %q (want %q)", tc.args, code, errOut, tc.msg)
 		}
 	}

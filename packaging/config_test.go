@@ -390,10 +390,10 @@ func TestConfigFlagValidation(t *testing.T) {
 		{[]string{"vscode"}, 2, "unknown harness"},
 		{[]string{}, 2, "Usage"},
 		{[]string{"cursor", "codex"}, 2, "Usage"},
-		{[]string{"cursor", "--port", "99999"}, 1, "not a port"},
-		{[]string{"cursor", "--port", "abc"}, 1, "not a port"},
-		{[]string{"cursor", "--state-dir", notDir}, 1, "not a directory"},
-		{[]string{"cursor", "--name", "res mon"}, 1, "--name"},
+		{[]string{"cursor", "--port", "99999"}, 2, "not a port"},
+		{[]string{"cursor", "--port", "abc"}, 2, "not a port"},
+		{[]string{"cursor", "--state-dir", notDir}, 2, "not a directory"},
+		{[]string{"cursor", "--name", "res mon"}, 2, "--name"},
 		{[]string{"cursor", "--token", "x"}, 2, "not defined"},
 	} {
 		code, _, errOut := runCfg(t, tc.args...)

@@ -33,14 +33,26 @@ type noopProgram struct{}
 func (noopProgram) Start(service.Service) error { return nil }
 func (noopProgram) Stop(service.Service) error  { return nil }
 
-func runService(verb string, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("resmongw "+verb, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dryRun := fs.Bool("dry-run", false, "print what would be written and run, change nothing")
-	noStart := false
+// ServiceFlagSet is the flag set of install, uninstall, start, stop or restart, for the CLI's
+// help and parsing.
+func ServiceFlagSet(verb string) *flag.FlagSet {
+	fs, _, _ := serviceFlags(verb)
+	return fs
+}
+
+func serviceFlags(verb string) (fs *flag.FlagSet, dryRun, noStart *bool) {
+	fs = flag.NewFlagSet("resmongw "+verb, flag.ContinueOnError)
+	dryRun = fs.Bool("dry-run", false, "print what would be written and run, change nothing")
+	noStart = new(bool)
 	if verb == "install" {
-		fs.BoolVar(&noStart, "no-start", false, "install and enable, but do not start it now")
+		fs.BoolVar(noStart, "no-start", false, "install and enable, but do not start it now")
 	}
+	return fs, dryRun, noStart
+}
+
+func runService(verb string, args []string, stdout, stderr io.Writer) int {
+	fs, dryRun, noStartFlag := serviceFlags(verb)
+	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -67,7 +79,7 @@ func runService(verb string, args []string, stdout, stderr io.Writer) int {
 
 	switch verb {
 	case "install":
-		return installService(p, bin, existing, installed, *dryRun, noStart, stdout, stderr)
+		return installService(p, bin, existing, installed, *dryRun, *noStartFlag, stdout, stderr)
 	case "uninstall":
 		if !installed {
 			fmt.Fprintf(stdout, "resmongw is not installed (no %s at %s); nothing to do.\n", p.kind, p.filePath)

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
+	"strconv"
 
 	"github.com/resmongw/resmongw/launchd"
 	"github.com/resmongw/resmongw/systemd"
@@ -28,21 +30,24 @@ func maxSunPath() int {
 // ErrPathTooLong is returned for a socket path the kernel cannot bind.
 var ErrPathTooLong = errors.New("socket path too long")
 
-// Socket resolves the daemon's socket: flag, then $RESMONGW_SOCKET, then the platform
-// default. Daemon, shim and status call this same function, so they always agree.
+// TestRootEnv is for tests only: an absolute directory that stands in for the filesystem root
+// of the per-user defaults (<root>/run/user/<uid> for the login runtime directory, <root>/home
+// for the account's home), so a test can run daemons on the default socket without touching the
+// real user's. Nothing but tests sets it.
+const TestRootEnv = "RESMONGW_TEST_ROOT"
+
+// Socket resolves the daemon's socket: flag, then $RESMONGW_SOCKET, then the per-user default.
+// Daemon, shim, status and the control commands call this same function, so they always agree.
 //
-// Defaults:
-//   - Linux: $XDG_RUNTIME_DIR/resmongw/mcp.sock (per-user tmpfs, 0700, made by logind). When
-//     XDG_RUNTIME_DIR is unset (su -, cron, some IDEs) but logind's /run/user/<uid> exists,
-//     that directory: it is what the systemd user service gets as XDG_RUNTIME_DIR, so a
-//     harness started without the variable still finds the service's daemon instead of
-//     autostarting a second one on another socket. Otherwise (containers, no logind):
-//     $XDG_STATE_HOME/resmongw/run/mcp.sock, or ~/.local/state/resmongw/run/mcp.sock.
-//     We prefer a HOME-derived path to os.TempDir():
-//     /tmp is shared, so another user could pre-create our directory and lock us out, and tmp
-//     cleaners may delete a long-lived socket.
-//   - macOS: ~/Library/Application Support/resmongw/mcp.sock. $TMPDIR is per-user but an env
-//     variable a GUI harness, the launchd agent and a terminal may not agree on; HOME is stable.
+// The default depends on the uid alone, never on HOME or XDG_* variables: harnesses filter the
+// environment of the servers they start (Codex drops XDG_RUNTIME_DIR, some set their own HOME),
+// and a socket path that followed those variables gave one user two daemons.
+//   - Linux: /run/user/<uid>/resmongw/mcp.sock when logind made that directory (ours, 0700):
+//     the directory the systemd user service gets as XDG_RUNTIME_DIR. Otherwise (containers,
+//     no logind) <home>/.local/state/resmongw/run/mcp.sock, with <home> from the user
+//     database. We prefer a home path to os.TempDir(): /tmp is shared, so another user could
+//     pre-create our directory and lock us out, and tmp cleaners may delete a long-lived socket.
+//   - macOS: <home>/Library/Application Support/resmongw/mcp.sock.
 func Socket(flag string, getenv func(string) string) (string, error) {
 	p := flag
 	if p == "" {
@@ -50,7 +55,7 @@ func Socket(flag string, getenv func(string) string) (string, error) {
 	}
 	if p == "" {
 		var err error
-		if p, err = defaultSocket(getenv); err != nil {
+		if p, err = DefaultSocket(getenv); err != nil {
 			return "", err
 		}
 	}
@@ -68,25 +73,53 @@ func Socket(flag string, getenv func(string) string) (string, error) {
 	return p, nil
 }
 
-func defaultSocket(getenv func(string) string) (string, error) {
+// DefaultSocket is the per-user socket Socket falls back to (see there); getenv is read for
+// TestRootEnv only.
+func DefaultSocket(getenv func(string) string) (string, error) {
+	root := testRoot(getenv)
 	if runtime.GOOS == "darwin" {
-		home, err := Home(getenv)
+		home, err := UserHome(getenv)
 		if err != nil {
 			return "", err
 		}
 		return filepath.Join(home, "Library", "Application Support", "resmongw", "mcp.sock"), nil
 	}
-	if rt := getenv("XDG_RUNTIME_DIR"); rt != "" && filepath.IsAbs(rt) {
-		return filepath.Join(rt, "resmongw", "mcp.sock"), nil
+	if rt := loginRuntimeDir(); rt != "" && isLoginRuntimeDir(filepath.Join(root, rt)) {
+		return filepath.Join(root, rt, "resmongw", "mcp.sock"), nil
 	}
-	if rt := loginRuntimeDir(); rt != "" && isLoginRuntimeDir(rt) {
-		return filepath.Join(rt, "resmongw", "mcp.sock"), nil
-	}
-	state, err := StateHome(getenv)
+	home, err := UserHome(getenv)
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(state, "resmongw", "run", "mcp.sock"), nil
+	return filepath.Join(home, ".local", "state", "resmongw", "run", "mcp.sock"), nil
+}
+
+// UserHome is the home directory the user database gives our uid: unlike $HOME, the same for
+// every process of this user whatever environment its parent passed. getenv is read for
+// TestRootEnv only. Without a user database entry (a container running an unlisted uid) it
+// falls back to $HOME, the only answer left.
+func UserHome(getenv func(string) string) (string, error) {
+	if root := testRoot(getenv); root != "" {
+		return filepath.Join(root, "home"), nil
+	}
+	if u, err := lookupUID(strconv.Itoa(os.Getuid())); err == nil && u.HomeDir != "" && filepath.IsAbs(u.HomeDir) {
+		return u.HomeDir, nil
+	}
+	h, err := os.UserHomeDir()
+	if err != nil || h == "" {
+		return "", errors.New("cannot find the home directory: no user database entry for this uid and HOME is unset")
+	}
+	return h, nil
+}
+
+// lookupUID is user.LookupId; a variable so tests can stand in for the user database.
+var lookupUID = user.LookupId
+
+func testRoot(getenv func(string) string) string {
+	if r := getenv(TestRootEnv); r != "" && filepath.IsAbs(r) {
+		return r
+	}
+	return ""
 }
 
 // LockFile is the daemon's single-instance lock, next to its socket.

@@ -28,9 +28,10 @@ func fakeLoginRuntimeDir(t *testing.T, ok bool) *[]string {
 	return &asked
 }
 
-// Without XDG_RUNTIME_DIR (su -, cron), the shim resolves the same socket as the systemd
-// service, whose XDG_RUNTIME_DIR is logind's /run/user/<uid>.
-func TestSocketPathUsesLoginRuntimeDirWithoutTheVariable(t *testing.T) {
+// The login runtime directory, when logind made it for us, is the default on Linux whatever
+// the environment says: the service (XDG_RUNTIME_DIR=/run/user/<uid>) and a harness that
+// dropped the variable resolve the same socket.
+func TestSocketPathUsesLoginRuntimeDir(t *testing.T) {
 	asked := fakeLoginRuntimeDir(t, true)
 	rt := "/run/user/" + strconv.Itoa(os.Getuid())
 	p, err := Socket("", envOf(map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/st"}))
@@ -40,31 +41,24 @@ func TestSocketPathUsesLoginRuntimeDirWithoutTheVariable(t *testing.T) {
 	if len(*asked) != 1 || (*asked)[0] != rt {
 		t.Fatalf("checked %v, want [%s]", *asked, rt)
 	}
-	// The service's own view: the variable set to that same directory gives the same path.
-	svc, err := Socket("", envOf(map[string]string{"HOME": "/home/u", "XDG_RUNTIME_DIR": rt}))
-	if err != nil || svc != p {
-		t.Fatalf("with XDG_RUNTIME_DIR=%s: %q %v, want %q", rt, svc, err, p)
+	for _, xdg := range []string{rt, "/somewhere/else"} {
+		svc, err := Socket("", envOf(map[string]string{"HOME": "/home/u", "XDG_RUNTIME_DIR": xdg}))
+		if err != nil || svc != p {
+			t.Fatalf("with XDG_RUNTIME_DIR=%s: %q %v, want %q", xdg, svc, err, p)
+		}
 	}
 }
 
-// A directory that is not logind's (absent, not ours, not private) is not used: the state-home
+// A directory that is not logind's (absent, not ours, not private) is not used: the home
 // fallback is.
 func TestSocketPathFallsBackWhenNoLoginRuntimeDir(t *testing.T) {
 	asked := fakeLoginRuntimeDir(t, false)
+	fakeUserDB(t, "/home/db")
 	p, err := Socket("", envOf(map[string]string{"HOME": "/home/u"}))
-	if err != nil || p != "/home/u/.local/state/resmongw/run/mcp.sock" {
+	if err != nil || p != "/home/db/.local/state/resmongw/run/mcp.sock" {
 		t.Fatalf("%q %v", p, err)
 	}
 	if len(*asked) != 1 {
 		t.Fatalf("the runtime directory was checked %d times", len(*asked))
-	}
-}
-
-// An explicit XDG_RUNTIME_DIR wins without looking at /run/user.
-func TestSocketPathVariableNeedsNoCheck(t *testing.T) {
-	asked := fakeLoginRuntimeDir(t, true)
-	p, err := Socket("", envOf(map[string]string{"HOME": "/home/u", "XDG_RUNTIME_DIR": "/xdg"}))
-	if err != nil || p != "/xdg/resmongw/mcp.sock" || len(*asked) != 0 {
-		t.Fatalf("%q %v, checked %v", p, err, *asked)
 	}
 }

@@ -2,8 +2,11 @@ package paths
 
 import (
 	"errors"
+	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -18,37 +21,59 @@ func TestSocketPathPrecedence(t *testing.T) {
 	if p, err := Socket("", envOf(env)); err != nil || p != "/tmp/x/env.sock" {
 		t.Fatalf("env: %q %v", p, err)
 	}
-	delete(env, SocketEnv)
-	p, err := Socket("", envOf(env))
-	if err != nil {
-		t.Fatal(err)
+}
+
+// fakeUserDB makes the user database give our uid home, for the duration of the test.
+func fakeUserDB(t *testing.T, home string) {
+	t.Helper()
+	saved := lookupUID
+	lookupUID = func(uid string) (*user.User, error) {
+		if uid != strconv.Itoa(os.Getuid()) {
+			t.Errorf("looked up uid %s, want ours", uid)
+		}
+		return &user.User{Uid: uid, HomeDir: home}, nil
 	}
-	want := "/run/user/1000/resmongw/mcp.sock"
+	t.Cleanup(func() { lookupUID = saved })
+}
+
+// The default socket is the same whatever HOME and XDG_* variables a harness passes (or
+// drops): it comes from the uid and the user database.
+func TestDefaultSocketIgnoresTheEnvironment(t *testing.T) {
+	fakeUserDB(t, "/home/db")
+	want := "/home/db/.local/state/resmongw/run/mcp.sock"
 	if runtime.GOOS == "darwin" {
-		want = "/home/u/Library/Application Support/resmongw/mcp.sock"
+		want = "/home/db/Library/Application Support/resmongw/mcp.sock"
 	}
-	if p != want {
-		t.Fatalf("default: %q, want %q", p, want)
+	for _, env := range []map[string]string{
+		nil,
+		{"HOME": "/home/u"},
+		{"HOME": "/elsewhere", "XDG_RUNTIME_DIR": "/xdg", "XDG_STATE_HOME": "/st"},
+		{"XDG_RUNTIME_DIR": "/run/user/1000"},
+	} {
+		if p, err := Socket("", envOf(env)); err != nil || p != want {
+			t.Errorf("%v: %q %v, want %q", env, p, err, want)
+		}
 	}
 }
 
-func TestSocketPathFallbacksWithoutRuntimeDir(t *testing.T) {
-	if runtime.GOOS == "darwin" {
-		t.Skip("macOS has no XDG_RUNTIME_DIR rule")
+// Without a user database entry, $HOME is the last resort.
+func TestUserHomeFallsBackToHOME(t *testing.T) {
+	saved := lookupUID
+	lookupUID = func(string) (*user.User, error) { return nil, user.UnknownUserIdError(os.Getuid()) }
+	t.Cleanup(func() { lookupUID = saved })
+	t.Setenv("HOME", "/home/fallback")
+	if h, err := UserHome(envOf(nil)); err != nil || h != "/home/fallback" {
+		t.Fatalf("%q %v", h, err)
 	}
-	cases := []struct {
-		env  map[string]string
-		want string
-	}{
-		{map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "/st"}, "/st/resmongw/run/mcp.sock"},
-		{map[string]string{"HOME": "/home/u"}, "/home/u/.local/state/resmongw/run/mcp.sock"},
-		// Relative XDG values are ignored, as the spec says.
-		{map[string]string{"HOME": "/home/u", "XDG_STATE_HOME": "rel", "XDG_RUNTIME_DIR": "rel"}, "/home/u/.local/state/resmongw/run/mcp.sock"},
-	}
-	for _, c := range cases {
-		if p, err := Socket("", envOf(c.env)); err != nil || p != c.want {
-			t.Errorf("%v: %q %v, want %q", c.env, p, err, c.want)
-		}
+}
+
+// TestRootEnv moves both the runtime directory and the home under the test's root.
+func TestTestRootMovesTheDefaults(t *testing.T) {
+	fakeUserDB(t, "/home/db")
+	root := t.TempDir()
+	p, err := Socket("", envOf(map[string]string{TestRootEnv: root, "HOME": "/home/u"}))
+	if err != nil || !strings.HasPrefix(p, root+"/") {
+		t.Fatalf("%q %v, want a path under %s", p, err, root)
 	}
 }
 

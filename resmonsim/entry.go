@@ -5,28 +5,51 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
 // Main runs `resmongw dev backend`: a simulated backend until SIGTERM/SIGINT (clean stop,
 // exit 0); SIGHUP restarts it on the same port with a new token and runtime id. It logs to
-// stderr only and never prints the token.
-func Main(args []string) int { return run(args, os.Stderr) }
+// stderr only and never prints the token. Without --state-dir it works in a fresh private
+// directory, removed at the end; it never writes into a resmon state directory or over another
+// backend's port file.
+func Main(args []string, stderr io.Writer) int { return run(args, stderr) }
+
+// cliFlags are dev backend's flags.
+type cliFlags struct {
+	port                    int
+	stateDir, portFile, ver string
+	delay, runDuration      time.Duration
+	empty, daemonLock       bool
+}
+
+// FlagSet is dev backend's flag set, for the CLI's help and parsing.
+func FlagSet() *flag.FlagSet { fs, _ := newFlagSet(); return fs }
+
+func newFlagSet() (*flag.FlagSet, *cliFlags) {
+	var f cliFlags
+	fs := flag.NewFlagSet("resmongw dev backend", flag.ContinueOnError)
+	fs.IntVar(&f.port, "port", 0, "port to listen on (0 = a free one, printed at start)")
+	fs.StringVar(&f.stateDir, "state-dir", "", "state directory for the token and port files (default: a new private directory, removed at exit)")
+	fs.StringVar(&f.portFile, "port-file", "", `port file path ("" = <state-dir>/resmon.port, "-" = none)`)
+	fs.StringVar(&f.ver, "version", DefaultVersion, "version /api/health reports")
+	fs.DurationVar(&f.delay, "delay", 0, "delay every reply by this much")
+	fs.DurationVar(&f.runDuration, "run-duration", 2*time.Second, "how long a started run stays running")
+	fs.BoolVar(&f.empty, "empty", false, "start with an empty corpus")
+	fs.BoolVar(&f.daemonLock, "daemon-lock", false, "also write and flock <state-dir>/daemon.lock, as the app's background daemon does")
+	return fs, &f
+}
 
 func run(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("resmongw dev backend", flag.ContinueOnError)
+	fs, f := newFlagSet()
 	fs.SetOutput(stderr)
-	port := fs.Int("port", 0, "port to listen on (0 = a free one, printed at start)")
-	stateDir := fs.String("state-dir", "", "state directory for the token file (default: resmon's own)")
-	portFile := fs.String("port-file", "", `port file path ("" = <state-dir>/resmon.port, "-" = none)`)
-	version := fs.String("version", DefaultVersion, "version /api/health reports")
-	delay := fs.Duration("delay", 0, "delay every reply by this much")
-	runDuration := fs.Duration("run-duration", 2*time.Second, "how long a started run stays running")
-	empty := fs.Bool("empty", false, "start with an empty corpus")
-	daemonLock := fs.Bool("daemon-lock", false, "also write and flock <state-dir>/daemon.lock, as the app's background daemon does")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -34,27 +57,31 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "resmongw dev backend: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *stateDir == "" {
-		d, err := defaultStateDir()
+	if f.stateDir == "" {
+		d, err := os.MkdirTemp("", "resmonsim-")
 		if err != nil {
 			fmt.Fprintln(stderr, "resmongw dev backend: no state directory:", err)
 			return 1
 		}
-		*stateDir = d
+		defer os.RemoveAll(d)
+		f.stateDir = d
+	} else if err := checkStateDir(f.stateDir, f.portFile); err != nil {
+		fmt.Fprintln(stderr, "resmongw dev backend:", err)
+		return 1
 	}
 	// Subscribe before starting so a signal sent right after the start line is not lost.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	sim, err := Start(Options{Port: *port, StateDir: *stateDir, PortFile: *portFile, Version: *version,
-		RunDuration: *runDuration, EmptyCorpus: *empty, DaemonLock: *daemonLock})
+	sim, err := Start(Options{Port: f.port, StateDir: f.stateDir, PortFile: f.portFile, Version: f.ver,
+		RunDuration: f.runDuration, EmptyCorpus: f.empty, DaemonLock: f.daemonLock})
 	if err != nil {
 		fmt.Fprintln(stderr, "resmongw dev backend:", err)
 		return 1
 	}
-	sim.SetDelay(*delay)
-	fmt.Fprintf(stderr, "resmon simulator (SIMULATED DATA) listening on %s, state dir %s\n", sim.BaseURL(), *stateDir)
+	sim.SetDelay(f.delay)
+	fmt.Fprintf(stderr, "resmon simulator (SIMULATED DATA) listening on %s, state dir %s\n", sim.BaseURL(), f.stateDir)
 	for sig := range sigs {
 		if sig == syscall.SIGHUP {
 			if err := sim.Restart(RestartOptions{}); err != nil {
@@ -72,4 +99,60 @@ func run(args []string, stderr io.Writer) int {
 		return 0
 	}
 	return 0
+}
+
+// checkStateDir refuses a directory the simulator must not write into: resmon's own state
+// directory (a harness configured for the real app would read invented papers), or one whose
+// port file names a running backend (writing over it would redirect that backend's clients,
+// and removing it at exit would break them).
+func checkStateDir(dir, portFile string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for _, real := range resmonStateDirs() {
+		if sameDir(abs, real) {
+			return fmt.Errorf("%s is resmon's own state directory; the simulator never writes there (leave --state-dir out for a private directory)", dir)
+		}
+	}
+	pf := portFile
+	switch pf {
+	case "-":
+		return nil
+	case "":
+		pf = filepath.Join(abs, "resmon.port")
+	}
+	if port, ok := livePort(pf); ok {
+		return fmt.Errorf("%s holds the port file of a running backend (%s: port %d answers); the simulator will not take it over (leave --state-dir out for a private directory)", dir, pf, port)
+	}
+	return nil
+}
+
+// livePort reads a port file and reports whether something listens on that loopback port. A
+// port file naming a dead port (a crashed backend's) is not live: the simulator may replace it.
+func livePort(portFile string) (int, bool) {
+	b, err := os.ReadFile(portFile)
+	if err != nil {
+		return 0, false
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || port < 1 || port > 65535 {
+		return 0, false
+	}
+	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+	if err != nil {
+		return port, false
+	}
+	c.Close()
+	return port, true
+}
+
+// sameDir compares two directories by path, and by inode where both exist.
+func sameDir(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }

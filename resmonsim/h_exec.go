@@ -60,7 +60,9 @@ func (s *Sim) hHealth(c *call) *reply {
 	return okReply(append(body, kv{"pid", os.Getpid()},
 		kv{"started_at", s.startedAt.Format("2006-01-02T15:04:05.000000+00:00")},
 		kv{"version", s.version},
-		kv{"embeddings", o("extension", "v0.1.9", "reason", nil)}))
+		kv{"embeddings", o("extension", "v0.1.9", "reason", nil)},
+		// Not in the real app's answer: says to the gateway (and status) that every answer is invented.
+		kv{"simulated", true}))
 }
 
 // ---- execution rows ----

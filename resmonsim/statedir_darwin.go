@@ -5,14 +5,11 @@ import (
 	"path/filepath"
 )
 
-// defaultStateDir is resmon's macOS state directory (daemon.state_dir).
-func defaultStateDir() (string, error) {
-	if d := os.Getenv("RESMON_STATE_DIR"); d != "" {
-		return d, nil
-	}
+// resmonStateDirs is the real resmon's macOS state directory, which the simulator refuses.
+func resmonStateDirs() []string {
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", err
+		return nil
 	}
-	return filepath.Join(home, "Library", "Application Support", "resmon"), nil
+	return []string{filepath.Join(home, "Library", "Application Support", "resmon")}
 }

@@ -7,18 +7,15 @@ import (
 	"path/filepath"
 )
 
-// defaultStateDir is resmon's POSIX state directory: $XDG_STATE_HOME/resmon, falling back
-// to ~/.local/state/resmon (daemon.state_dir).
-func defaultStateDir() (string, error) {
-	if d := os.Getenv("RESMON_STATE_DIR"); d != "" {
-		return d, nil
+// resmonStateDirs are the directories the real resmon uses as its POSIX state directory
+// ($XDG_STATE_HOME/resmon, else ~/.local/state/resmon), which the simulator refuses.
+func resmonStateDirs() []string {
+	var dirs []string
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		dirs = append(dirs, filepath.Join(x, "resmon"))
 	}
-	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
-		return filepath.Join(x, "resmon"), nil
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, ".local", "state", "resmon"))
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(home, ".local", "state", "resmon"), nil
+	return dirs
 }

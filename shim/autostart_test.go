@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/paths"
 )
 
 // bin is resmongw, built once for these tests.
@@ -45,7 +47,13 @@ type serviceWorld struct {
 func newServiceWorld(t *testing.T, unitInstalled bool, mode string) *serviceWorld {
 	t.Helper()
 	home := t.TempDir()
-	runtime := testkit.ShortTempDir(t)
+	// The default socket follows the uid, not XDG_RUNTIME_DIR: a test root stands in for /,
+	// with a logind-style runtime directory in it.
+	root := testkit.ShortTempDir(t)
+	runtime := filepath.Join(root, "run", "user", strconv.Itoa(os.Getuid()))
+	if err := os.MkdirAll(runtime, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	bindir := filepath.Join(home, "bin")
 	if err := os.MkdirAll(bindir, 0o755); err != nil {
 		t.Fatal(err)
@@ -67,6 +75,7 @@ func newServiceWorld(t *testing.T, unitInstalled bool, mode string) *serviceWorl
 		"PATH=" + bindir + ":" + os.Getenv("PATH"),
 		"HOME=" + home,
 		"XDG_RUNTIME_DIR=" + runtime,
+		paths.TestRootEnv + "=" + root,
 		"XDG_STATE_HOME=" + filepath.Join(home, "state"),
 		"FAKE_SYSTEMCTL_LOG=" + w.callLog,
 		"FAKE_SYSTEMCTL_MODE=" + mode,

@@ -6,19 +6,52 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
-// startDaemon launches `resmongw serve --socket path` from our own binary, detached: a new
-// session (so the harness's signals and terminal don't reach it) with stdio on /dev/null (the
-// daemon logs to its file). It is not a child we wait on, but a goroutine reaps it if it exits
-// while we live (e.g. it lost the single-instance race), so it never lingers as a zombie; the
-// channel reports that exit.
-func startDaemon(path string) (<-chan error, error) {
+// ExitWhenIdleEnv sets how long a daemon the shim starts stays with no session before it
+// exits (a Go duration; 0 = it stays). Default DefaultExitWhenIdle. The service-managed
+// daemon is not started this way and always stays.
+const ExitWhenIdleEnv = "RESMONGW_EXIT_WHEN_IDLE"
+
+// DefaultExitWhenIdle is an autostarted daemon's idle period: long enough that a harness
+// restarted within it finds its warm daemon, short enough that nothing lingers for days.
+const DefaultExitWhenIdle = 10 * time.Minute
+
+// exitWhenIdle is the --exit-when-idle value for a daemon started now, "" for none.
+func exitWhenIdle(getenv func(string) string) string {
+	d := DefaultExitWhenIdle
+	if v := getenv(ExitWhenIdleEnv); v != "" {
+		if p, err := time.ParseDuration(v); err == nil && p >= 0 {
+			d = p
+		}
+	}
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+// startDaemon launches the daemon for the shim's autostart: it exits when idle.
+func startDaemon(path string) (<-chan error, error) { return StartDaemon(path, true) }
+
+// StartDaemon launches `resmongw serve --socket path` from our own binary, with
+// --exit-when-idle when idle is set (see ExitWhenIdleEnv): the shim's autostart, and
+// `resmongw start` and `restart` when no service is installed. Detached: a new session (so the
+// harness's signals and terminal don't reach it) with stdio on /dev/null (the daemon logs to
+// its file). It is not a child we wait on, but a goroutine reaps it if it exits while we live
+// (e.g. it lost the single-instance race), so it never lingers as a zombie; the channel
+// reports that exit.
+func StartDaemon(path string, idle bool) (<-chan error, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "serve", "--socket", path)
+	args := []string{"serve", "--socket", path}
+	if d := exitWhenIdle(os.Getenv); idle && d != "" {
+		args = append(args, "--exit-when-idle", d)
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

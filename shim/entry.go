@@ -37,9 +37,8 @@ var hungDaemonWait = 10 * time.Minute
 
 // Main runs the shim. Its stdout carries protocol bytes only; every diagnostic is one stderr line.
 func Main(args []string) int {
-	fs := flag.NewFlagSet("resmongw stdio", flag.ContinueOnError)
+	fs, socketFlag := flags()
 	fs.SetOutput(os.Stderr)
-	socketFlag := fs.String("socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -60,6 +59,14 @@ func Main(args []string) int {
 		return fail("%v", err)
 	}
 	return run(conn, os.Stdin, os.Stdout)
+}
+
+// FlagSet is stdio's flag set, for the CLI's help and parsing.
+func FlagSet() *flag.FlagSet { fs, _ := flags(); return fs }
+
+func flags() (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("resmongw stdio", flag.ContinueOnError)
+	return fs, fs.String("socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
 }
 
 func fail(format string, a ...any) int {

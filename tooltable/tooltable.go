@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -91,15 +90,23 @@ to build a harness's allow-list:  resmongw tools --reads --json | jq -r '.[].nam
 `
 
 // Main runs `resmongw tools`.
-func Main(args []string) int { return run(args, os.Stdout, os.Stderr) }
+func Main(args []string, stdout, stderr io.Writer) int { return run(args, stdout, stderr) }
+
+// FlagSet is the tools command's flag set, for the CLI's help and parsing.
+func FlagSet() *flag.FlagSet { fs, _, _, _ := flags(); return fs }
+
+func flags() (fs *flag.FlagSet, reads, writes, asJSON *bool) {
+	fs = flag.NewFlagSet("resmongw tools", flag.ContinueOnError)
+	reads = fs.Bool("reads", false, "only the tools that may run without asking")
+	writes = fs.Bool("writes", false, "only the tools a person confirms first")
+	asJSON = fs.Bool("json", false, "print a JSON array instead of a table")
+	return fs, reads, writes, asJSON
+}
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("resmongw tools", flag.ContinueOnError)
+	fs, reads, writes, asJSON := flags()
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
-	reads := fs.Bool("reads", false, "only the tools that may run without asking")
-	writes := fs.Bool("writes", false, "only the tools a person confirms first")
-	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return 0

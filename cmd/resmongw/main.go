@@ -3,9 +3,15 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/packaging"
@@ -14,61 +20,221 @@ import (
 	"github.com/resmongw/resmongw/tooltable"
 )
 
-const usage = `resmongw — the resmon MCP gateway
-
-Usage:
-  resmongw stdio                 the MCP server a harness launches (pipes to the daemon; starts it if needed)
-  resmongw serve [flags]         run the daemon in the foreground
-  resmongw status [--json]       what the daemon is connected to, and why not
-  resmongw install|uninstall|start|stop|restart
-                                 manage the per-user service (systemd user unit / launchd agent)
-  resmongw config <harness> [--write] [--force] [--no-approvals] [--scope user|project]
-                 [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
-                                 print or merge the harness entry and its approval settings
-                                 (claude-code, codex, cursor, claude-desktop)
-  resmongw tools [--reads|--writes] [--json]
-                                 the tools: name, read or write, what each does
-  resmongw dev backend [flags]   run the built-in resmon backend simulator (simulated data)
-  resmongw version               print the version
-
-Run 'resmongw <command> -h' for a command's flags.
-`
-
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+// exitCode is a command's result as an error: cobra carries it out of RunE, run returns it.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+// done turns a command's exit code into RunE's error (nil for 0).
+func done(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return exitCode(code)
+}
+
+// run executes the command line args, writing to stdout and stderr only: tests call it with
+// buffers. Exit codes: what the command says, 0 for help, 2 for any usage error.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	var code exitCode
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &code):
+		return int(code)
+	default: // cobra's own: unknown command or flag, wrong arguments
+		fmt.Fprintf(stderr, "resmongw: %v\n", strings.TrimRight(err.Error(), "\n"))
+		fmt.Fprintln(stderr, "Run 'resmongw --help' for usage.")
 		return 2
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "stdio":
-		return shim.Main(rest)
-	case "serve":
-		return daemon.ServeMain(rest)
-	case "status":
-		return daemon.StatusMain(rest)
-	case "install", "uninstall", "start", "stop", "restart":
-		return packaging.ServiceMain(cmd, rest)
-	case "config":
-		return packaging.ConfigMain(rest)
-	case "tools":
-		return tooltable.Main(rest)
-	case "dev":
-		if len(rest) > 0 && rest[0] == "backend" {
-			return resmonsim.Main(rest[1:])
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "resmongw",
+		Short: "the resmon MCP gateway",
+		Long: `resmongw is the resmon MCP gateway: one per-user daemon that serves resmon's tools to every
+MCP harness (Claude Code, Codex, Cursor, Claude Desktop). Harnesses launch 'resmongw stdio',
+which relays to the daemon over a private Unix socket and starts it when needed.
+
+First time? Run 'resmongw demo': a simulated backend, real tool calls, and the line that
+connects each harness.`,
+		Version:       daemon.Version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// No command: the help, as a usage error.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.SetOut(stderr)
+			_ = cmd.Help()
+			return exitCode(2)
+		},
+		// Args left nil: cobra then answers an unknown command with its near misses.
+	}
+	root.SetVersionTemplate("resmongw {{.Version}} (MCP contract 2.3)\n")
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.CompletionOptions.HiddenDefaultCmd = true
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.AddGroup(&cobra.Group{ID: "use", Title: "Using resmongw:"}, &cobra.Group{ID: "manage", Title: "Managing the daemon:"})
+
+	root.AddCommand(
+		stdioCmd(), demoCmd(stdout, stderr), configCmd(stdout, stderr), toolsCmd(stdout, stderr),
+		statusCmd(stdout, stderr), serveCmd(stderr),
+		installCmd(stdout, stderr),
+		serviceCmd("uninstall", "stop and remove the per-user service", stdout, stderr),
+		lifecycleCmd("start", "start the daemon (through the service when installed)", stdout, stderr),
+		lifecycleCmd("stop", "stop the daemon, service-managed or autostarted; open sessions end", stdout, stderr),
+		lifecycleCmd("restart", "restart the daemon, service-managed or autostarted; open sessions reconnect", stdout, stderr),
+		devCmd(stderr),
+		&cobra.Command{
+			Use: "version", Short: "print the version", Args: cobra.NoArgs,
+			RunE: func(*cobra.Command, []string) error {
+				fmt.Fprintln(stdout, "resmongw", daemon.Version, "(MCP contract 2.3)")
+				return nil
+			},
+		},
+	)
+	return root
+}
+
+// passArgs is the command line a package's own flag parser is given after cobra parsed and
+// checked it: every flag that was set, as --name=value, then the positional arguments.
+func passArgs(cmd *cobra.Command, args []string) []string {
+	var out []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		out = append(out, "--"+f.Name+"="+f.Value.String())
+	})
+	return append(append(out, "--"), args...)
+}
+
+// withGoFlags adds a package's flag set (declared once, in the package) to cmd.
+func withGoFlags(cmd *cobra.Command, fs *flag.FlagSet) *cobra.Command {
+	cmd.Flags().AddGoFlagSet(fs)
+	return cmd
+}
+
+func stdioCmd() *cobra.Command {
+	return withGoFlags(&cobra.Command{
+		Use:     "stdio",
+		Short:   "the MCP server a harness launches (relays to the daemon; starts it if needed)",
+		Long:    "The MCP server a harness launches: it relays the harness's stdio to the daemon's socket and\nstarts the daemon when none runs. Its stdout carries protocol bytes only.",
+		GroupID: "use",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return done(shim.Main(passArgs(cmd, args)))
+		},
+	}, shim.FlagSet())
+}
+
+func serveCmd(stderr io.Writer) *cobra.Command {
+	var c daemon.Config
+	return withGoFlags(&cobra.Command{
+		Use:     "serve",
+		Short:   "run the daemon in the foreground",
+		Long:    "Run the daemon in the foreground. The service runs this; 'resmongw stdio' starts it with\n--exit-when-idle when no daemon runs.",
+		GroupID: "manage",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return done(daemon.ServeMain(c, stderr))
+		},
+	}, daemon.ServeFlags(&c))
+}
+
+func statusCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o daemon.StatusOptions
+	return withGoFlags(&cobra.Command{
+		Use:   "status",
+		Short: "what the daemon is connected to, and why not",
+		Long: `What the daemon serves: each backend target, whether it is verified, and the open sessions.
+Exit 0 when every target in use has a verified backend, 1 when one has none, 3 when no daemon runs.`,
+		GroupID: "manage",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return done(daemon.StatusMain(o, stdout, stderr))
+		},
+	}, daemon.StatusFlags(&o))
+}
+
+func serviceCmd(verb, short string, stdout, stderr io.Writer) *cobra.Command {
+	return withGoFlags(&cobra.Command{
+		Use: verb, Short: short, GroupID: "manage", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return done(packaging.ServiceMain(verb, passArgs(cmd, args), stdout, stderr))
+		},
+	}, packaging.ServiceFlagSet(verb))
+}
+
+func configCmd(stdout, stderr io.Writer) *cobra.Command {
+	return withGoFlags(&cobra.Command{
+		Use:   "config <harness>",
+		Short: "print or write a harness's entry and approval settings",
+		Long: `Print (or with --write merge into the harness's own files) the entry that launches
+'resmongw stdio' and the harness's approval settings for resmon's tools: reads pre-approved,
+writes always asking. Harnesses: claude-code, codex, cursor, claude-desktop.`,
+		GroupID:   "use",
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"claude-code", "codex", "cursor", "claude-desktop"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return done(packaging.ConfigMain(passArgs(cmd, args), stdout, stderr))
+		},
+	}, packaging.ConfigFlagSet())
+}
+
+func toolsCmd(stdout, stderr io.Writer) *cobra.Command {
+	return withGoFlags(&cobra.Command{
+		Use:   "tools",
+		Short: "the tools: name, read or write, what each does",
+		Long: `Print resmon's tools: the name, read or write, and what each does. Reads may run without
+asking; a person confirms every write. --json prints the same rows for scripts, e.g. a
+harness's allow-list:  resmongw tools --reads --json | jq -r '.[].name'`,
+		GroupID: "use",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return done(tooltable.Main(passArgs(cmd, args), stdout, stderr))
+		},
+	}, tooltable.FlagSet())
+}
+
+func devCmd(stderr io.Writer) *cobra.Command {
+	dev := &cobra.Command{
+		Use:   "dev",
+		Short: "developer tools (the resmon backend simulator)",
+		// Runnable, so that a mistyped subcommand is an error with a suggestion rather than
+		// this help.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cmd.SetOut(stderr)
+			_ = cmd.Help()
+			return exitCode(2)
+		},
+	}
+	dev.SuggestionsMinimumDistance = 2
+	dev.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
 		}
-		fmt.Fprintln(stderr, "resmongw dev: the only dev command is 'backend'")
-		return 2
-	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "resmongw", daemon.Version, "(MCP contract", "2.3)")
-		return 0
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "resmongw: unknown command %q\n\n%s", cmd, usage)
-		return 2
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+		}
+		return errors.New(msg)
 	}
+	dev.AddCommand(withGoFlags(&cobra.Command{
+		Use:   "backend",
+		Short: "run the built-in resmon backend simulator (SIMULATED data)",
+		Long: `Run the built-in simulator of the resmon 2.3.0 backend on 127.0.0.1 until Ctrl-C; SIGHUP
+restarts it with a new token. Its data is invented and its health answer says "simulated": true,
+which status shows as SIMULATED. Without --state-dir it works in a new private directory
+(printed, removed at exit); it refuses resmon's own state directory and any directory whose
+port file names a running backend.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return done(resmonsim.Main(passArgs(cmd, args), stderr))
+		},
+	}, resmonsim.FlagSet()))
+	return dev
 }

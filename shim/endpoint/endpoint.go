@@ -110,7 +110,7 @@ func ReadPreamble(br *bufio.Reader) (*Preamble, error) {
 	if p.Resmongw != Protocol {
 		return nil, fmt.Errorf("preamble protocol %d, this daemon speaks %d (restart the daemon after an upgrade)", p.Resmongw, Protocol)
 	}
-	if p.Kind != KindMCP && p.Kind != KindStatus {
+	if p.Kind != KindMCP && p.Kind != KindStatus && !IsControl(p.Kind) {
 		return nil, fmt.Errorf("unknown preamble kind %q", p.Kind)
 	}
 	return &p, nil
@@ -152,3 +152,15 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 		}
 	}
 }
+
+// Control kinds: a preamble of one of these asks the daemon to act on itself instead of
+// serving. The daemon answers with a Reply and, once it accepted, keeps the connection open
+// until it has shut down and released its lock, so the client's EOF means a new daemon can
+// take over.
+const (
+	KindStop    = "stop"    // end every session and exit (`resmongw stop`)
+	KindRestart = "restart" // exit so a new daemon takes over; shims reconnect (`resmongw restart`)
+)
+
+// IsControl reports whether kind is one of the control kinds.
+func IsControl(kind string) bool { return kind == KindStop || kind == KindRestart }

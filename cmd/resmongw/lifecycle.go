@@ -1,0 +1,197 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/packaging"
+	"github.com/resmongw/resmongw/paths"
+	"github.com/resmongw/resmongw/shim"
+	"github.com/resmongw/resmongw/shim/endpoint"
+)
+
+// Bounds of start, stop and restart.
+const (
+	// stopWait covers the daemon's graceful stop: calls in flight are answered (bounded by
+	// the request timeout) before it exits.
+	stopWait  = 60 * time.Second
+	startWait = 5 * time.Second
+)
+
+// lifecycleCmd is start, stop or restart: they act on whatever daemon serves this user, the
+// service's or an autostarted one, through the daemon itself (a control request on its socket,
+// which it peer-checks like every connection) and through the service manager when the
+// service is installed.
+func lifecycleCmd(verb, short string, stdout, stderr io.Writer) *cobra.Command {
+	var socket string
+	cmd := withGoFlags(&cobra.Command{
+		Use: verb, Short: short, GroupID: "manage", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dry, _ := cmd.Flags().GetBool("dry-run")
+			l, err := newLifecycle(socket, stdout, stderr)
+			if err != nil {
+				fmt.Fprintf(stderr, "resmongw %s: %v\n", verb, err)
+				return exitCode(2)
+			}
+			if dry {
+				return done(l.dryRun(verb))
+			}
+			switch verb {
+			case "start":
+				return done(l.start())
+			case "stop":
+				return done(l.stop())
+			default:
+				return done(l.restart())
+			}
+		},
+	}, packaging.ServiceFlagSet(verb))
+	cmd.Flags().StringVar(&socket, "socket", "", "the daemon's socket (default: $"+paths.SocketEnv+" or the per-user default)")
+	return cmd
+}
+
+type lifecycle struct {
+	socket string
+	// service: the per-user service is installed and this is its socket (an explicit socket
+	// means a private daemon the service does not run).
+	service        bool
+	stdout, stderr io.Writer
+}
+
+func newLifecycle(socketFlag string, stdout, stderr io.Writer) (*lifecycle, error) {
+	socket, err := paths.Socket(socketFlag, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	explicit := socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
+	return &lifecycle{socket: socket, service: !explicit && daemon.ServiceInstalled(os.Getenv), stdout: stdout, stderr: stderr}, nil
+}
+
+func (l *lifecycle) dryRun(verb string) int {
+	if pid := endpoint.LockHolder(l.socket); pid > 0 && verb != "start" {
+		fmt.Fprintf(l.stdout, "would ask the daemon at %s (pid %d) to %s, and wait for it to exit\n", l.socket, pid, verb)
+	}
+	switch {
+	case l.service && verb != "stop":
+		return packaging.ServiceMain("start", []string{"--dry-run"}, l.stdout, l.stderr)
+	case l.service:
+		return packaging.ServiceMain("stop", []string{"--dry-run"}, l.stdout, l.stderr)
+	case verb != "stop":
+		fmt.Fprintf(l.stdout, "would start 'resmongw serve --socket %s' in the background\n", l.socket)
+	}
+	return 0
+}
+
+// ask sends the control request and reports what happened; ran says whether a daemon was
+// there to ask.
+func (l *lifecycle) ask(kind string) (ran bool, code int) {
+	pid, version, err := daemon.Control(l.socket, kind, stopWait)
+	switch {
+	case errors.Is(err, daemon.ErrNotRunning):
+		return false, 0
+	case err != nil:
+		fmt.Fprintf(l.stderr, "resmongw %s: the daemon at %s: %v\n", kind, l.socket, err)
+		return true, 1
+	}
+	fmt.Fprintf(l.stdout, "stopped the daemon (pid %d, version %s) at %s\n", pid, version, l.socket)
+	return true, 0
+}
+
+func (l *lifecycle) stop() int {
+	// The daemon first, asked to stop: its sessions end. A service stop alone would send
+	// SIGTERM, which sessions take for a restart and reconnect through.
+	ran, code := l.ask(endpoint.KindStop)
+	if code != 0 {
+		return code
+	}
+	if l.service {
+		return packaging.ServiceMain("stop", nil, l.stdout, l.stderr)
+	}
+	if !ran {
+		fmt.Fprintf(l.stdout, "resmongw is not running (no daemon at %s); nothing to stop.\n", l.socket)
+	}
+	return 0
+}
+
+func (l *lifecycle) restart() int {
+	if _, code := l.ask(endpoint.KindRestart); code != 0 {
+		return code
+	}
+	// Sessions' shims reconnect and may start a daemon themselves meanwhile; whichever
+	// starts first takes the lock and the others exit, so either way one daemon serves.
+	return l.startNew(true)
+}
+
+func (l *lifecycle) start() int {
+	if pid := endpoint.LockHolder(l.socket); pid > 0 && daemon.WaitServing(l.socket, 0) == nil {
+		fmt.Fprintf(l.stdout, "resmongw is already running (pid %d) at %s\n", pid, l.socket)
+		return 0
+	}
+	return l.startNew(false)
+}
+
+// startNew starts a daemon through the service when it is installed, else detached in the
+// background (exiting when idle if idle is set, as an autostarted one does), and waits until
+// it serves.
+func (l *lifecycle) startNew(idle bool) int {
+	if l.service {
+		if code := packaging.ServiceMain("start", nil, l.stdout, l.stderr); code != 0 {
+			return code
+		}
+	} else if _, err := shim.StartDaemon(l.socket, idle); err != nil {
+		fmt.Fprintf(l.stderr, "resmongw: starting the daemon: %v\n", err)
+		return 1
+	}
+	if err := daemon.WaitServing(l.socket, startWait); err != nil {
+		fmt.Fprintf(l.stderr, "resmongw: %v; run 'resmongw serve --foreground' to see why\n", err)
+		return 1
+	}
+	how := "in the background"
+	if l.service {
+		how = "by the service"
+	} else if idle {
+		how += fmt.Sprintf(" (it exits after %s without sessions; $%s sets that)", idleLabel(), shim.ExitWhenIdleEnv)
+	}
+	fmt.Fprintf(l.stdout, "started the daemon (pid %d) %s at %s\n", endpoint.LockHolder(l.socket), how, l.socket)
+	return 0
+}
+
+func idleLabel() string {
+	if v := os.Getenv(shim.ExitWhenIdleEnv); v != "" {
+		return v
+	}
+	return shim.DefaultExitWhenIdle.String()
+}
+
+// installCmd is `resmongw install`. When a daemon already serves the default socket (one a
+// harness autostarted), the service could not take the lock and would fail to start; so the
+// unit goes in first, then that daemon is asked to restart (its sessions reconnect, through
+// the service now), then the service starts.
+func installCmd(stdout, stderr io.Writer) *cobra.Command {
+	return withGoFlags(&cobra.Command{
+		Use: "install", Short: "install and start the per-user service (systemd user unit / launchd agent)",
+		GroupID: "manage", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dry, _ := cmd.Flags().GetBool("dry-run")
+			noStart, _ := cmd.Flags().GetBool("no-start")
+			socket, err := paths.DefaultSocket(os.Getenv)
+			if dry || noStart || err != nil || endpoint.LockHolder(socket) == 0 {
+				return done(packaging.ServiceMain("install", passArgs(cmd, args), stdout, stderr))
+			}
+			if code := packaging.ServiceMain("install", []string{"--no-start"}, stdout, stderr); code != 0 {
+				return exitCode(code)
+			}
+			l := &lifecycle{socket: socket, service: true, stdout: stdout, stderr: stderr}
+			if _, code := l.ask(endpoint.KindRestart); code != 0 {
+				return exitCode(code)
+			}
+			return done(l.startNew(false))
+		},
+	}, packaging.ServiceFlagSet("install"))
+}

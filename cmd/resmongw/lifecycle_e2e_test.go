@@ -1,0 +1,142 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/paths"
+)
+
+// fakeSystemctl records its arguments, one call a line; "start" starts the daemon the way the
+// unit would (`resmongw serve` on the default socket), every other verb succeeds doing nothing.
+const fakeSystemctl = `#!/bin/sh
+printf '%s\n' "$*" >> "$FAKE_SYSTEMCTL_LOG"
+case "$*" in
+*start*) "$RESMONGW_TEST_BIN" serve </dev/null >/dev/null 2>&1 & ;;
+esac
+exit 0
+`
+
+// serviceUser is a user with the service installed (unit file, fake systemctl) whose default
+// socket lives under a test root.
+type serviceUser struct {
+	t       *testing.T
+	env     []string
+	socket  string
+	callLog string
+}
+
+func newServiceUser(t *testing.T) *serviceUser {
+	root, home := testkit.ShortTempDir(t), t.TempDir()
+	rt := filepath.Join(root, "run", "user", strconv.Itoa(os.Getuid()))
+	bindir := filepath.Join(home, "bin")
+	unitDir := filepath.Join(home, ".config", "systemd", "user")
+	for _, d := range []string{rt, bindir, unitDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bindir, "systemctl"), []byte(fakeSystemctl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(unitDir, "resmongw.service"), []byte("[Service]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := &serviceUser{t: t, socket: filepath.Join(rt, "resmongw", "mcp.sock"), callLog: filepath.Join(home, "systemctl.log")}
+	u.env = []string{"PATH=" + bindir + ":" + os.Getenv("PATH"), "HOME=" + home, "XDG_RUNTIME_DIR=" + rt,
+		"XDG_STATE_HOME=" + filepath.Join(home, "state"), paths.TestRootEnv + "=" + root,
+		"FAKE_SYSTEMCTL_LOG=" + u.callLog, "RESMONGW_TEST_BIN=" + bin}
+	t.Cleanup(func() {
+		if pid := u.pid(); pid > 0 {
+			_ = testkit.StopPID(pid, 10*time.Second)
+		}
+	})
+	return u
+}
+
+func (u *serviceUser) pid() int {
+	pid, _ := testkit.ReadPIDFile(paths.LockFile(u.socket))
+	return pid
+}
+
+func (u *serviceUser) run(args ...string) (string, int) {
+	u.t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = u.env
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(out), ee.ExitCode()
+	} else if err != nil {
+		u.t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+func (u *serviceUser) calls() string {
+	b, _ := os.ReadFile(u.callLog)
+	return string(b)
+}
+
+// With the service installed, start goes through the service manager; stop asks the daemon
+// itself first (its sessions end instead of reconnecting) and then tells the service manager;
+// restart brings the service's daemon back.
+func TestServiceManagedLifecycle(t *testing.T) {
+	u := newServiceUser(t)
+	out, code := u.run("start")
+	if code != 0 || !strings.Contains(u.calls(), "start --user resmongw") || u.pid() == 0 {
+		t.Fatalf("start: exit %d\n%s\nsystemctl calls:\n%s", code, out, u.calls())
+	}
+	first := u.pid()
+
+	out, code = u.run("restart")
+	if code != 0 || !testkit.WaitGone(first, 30*time.Second) || u.pid() == 0 || u.pid() == first {
+		t.Fatalf("restart: exit %d, old %d alive %v, now %d\n%s", code, first, testkit.Alive(first), u.pid(), out)
+	}
+	if strings.Count(u.calls(), "start --user resmongw") != 2 {
+		t.Errorf("restart did not start the service again:\n%s", u.calls())
+	}
+	second := u.pid()
+
+	out, code = u.run("stop")
+	if code != 0 || !testkit.WaitGone(second, 30*time.Second) || !strings.Contains(out, "stopped the daemon (pid "+strconv.Itoa(second)) ||
+		!strings.Contains(u.calls(), "stop --user resmongw") {
+		t.Fatalf("stop: exit %d, daemon %d alive %v\n%s\nsystemctl calls:\n%s", code, second, testkit.Alive(second), out, u.calls())
+	}
+}
+
+// install while an autostarted daemon serves the default socket: the unit goes in, that
+// daemon hands over (it exits), and the service's daemon serves.
+func TestInstallTakesOverFromAnAutostartedDaemon(t *testing.T) {
+	u := newServiceUser(t)
+	cmd := exec.Command(bin, "serve", "--exit-when-idle", "10m")
+	cmd.Env = u.env
+	p, err := testkit.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop(10 * time.Second) })
+	if err := testkit.WaitListening(u.socket, 10*time.Second, p); err != nil {
+		t.Fatal(err)
+	}
+	out, code := u.run("install")
+	if code != 0 {
+		t.Fatalf("install: exit %d\n%s\nsystemctl calls:\n%s", code, out, u.calls())
+	}
+	// It has released the lock when install returns; its exit follows.
+	select {
+	case <-p.Done():
+	case <-testkit.Context(t, 30*time.Second).Done():
+		t.Fatalf("the autostarted daemon still runs after install\n%s", out)
+	}
+	if now := u.pid(); now == 0 || now == p.Pid() || !strings.Contains(u.calls(), "start --user resmongw") {
+		t.Fatalf("after install: daemon %d (autostarted was %d)\n%s\nsystemctl calls:\n%s", now, p.Pid(), out, u.calls())
+	}
+}

@@ -1,0 +1,141 @@
+package daemon
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/resmongw/resmongw/shim/endpoint"
+)
+
+// heldUntilExit keeps a duplicate of every accepted control connection open until Run has
+// shut down and released the lock (or, should Run never get there, until the process exits),
+// so the client that asked for the stop reads EOF only once a new daemon can take over.
+// Referenced here so the GC never closes them early.
+var heldUntilExit struct {
+	sync.Mutex
+	files []*os.File
+}
+
+// releaseHeld closes the held control connections: their askers see EOF now.
+func releaseHeld() {
+	heldUntilExit.Lock()
+	defer heldUntilExit.Unlock()
+	for _, f := range heldUntilExit.files {
+		f.Close()
+	}
+	heldUntilExit.files = nil
+}
+
+// control answers a stop or restart request and hands it to run. It reaches here only after
+// the peer check in handle: the same user as the daemon, like every connection.
+func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
+	mode := stopEnd
+	if kind == endpoint.KindRestart {
+		mode = stopRestart
+	}
+	if f, err := c.File(); err == nil {
+		heldUntilExit.Lock()
+		heldUntilExit.files = append(heldUntilExit.files, f)
+		heldUntilExit.Unlock()
+	}
+	if _, err := c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: Version})); err != nil {
+		return // the asker is gone: it did not see an answer, so nothing happens
+	}
+	d.log.Info("asked over the socket to "+mode.String(), zap.Int("pid", pid))
+	d.requestStop(mode)
+}
+
+// ErrNotRunning: no daemon serves the socket.
+var ErrNotRunning = errors.New("no daemon is running")
+
+// Control asks the daemon at socket to stop or restart (endpoint.KindStop, KindRestart) and
+// waits, up to limit, until it has shut down and released its lock. It returns the daemon's pid and version,
+// or ErrNotRunning when nobody serves the socket.
+func Control(socket, kind string, limit time.Duration) (pid int, version string, err error) {
+	pid = endpoint.LockHolder(socket)
+	c, err := net.DialTimeout("unix", socket, 2*time.Second)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+			return 0, "", ErrNotRunning
+		}
+		return 0, "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(limit))
+	// A daemon that refuses us (another user's) closes at once, so the write can already fail.
+	closed := errors.New("the daemon closed the connection without answering (is it another user's daemon?)")
+	if _, err := c.Write(endpoint.Line(endpoint.NewPreamble(kind, func(string) string { return "" }, "resmongw "+kind))); err != nil {
+		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
+			return pid, "", closed
+		}
+		return pid, "", fmt.Errorf("asking the daemon: %w", err)
+	}
+	br := bufio.NewReader(c)
+	reply, err := endpoint.ReadReply(br)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
+		return pid, "", closed
+	case err != nil:
+		return pid, "", fmt.Errorf("no answer from the daemon: %w", err)
+	case !reply.OK && pid > 0 && strings.Contains(reply.Error, "unknown preamble kind"):
+		// A daemon from before control requests (the usual case right after an upgrade):
+		// SIGTERM, which every version handles as a restart, then wait for its lock.
+		c.Close()
+		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+			return pid, "", fmt.Errorf("the daemon (pid %d) predates stop/restart requests and SIGTERM failed: %w", pid, err)
+		}
+		return pid, "older", waitLockFree(socket, limit)
+	case !reply.OK:
+		return pid, reply.Version, fmt.Errorf("the daemon refused: %s", reply.Error)
+	}
+	// Accepted: the connection stays open until the daemon has shut down.
+	if _, err := io.Copy(io.Discard, br); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return pid, reply.Version, fmt.Errorf("the daemon (pid %d) accepted but is still running after %v", pid, limit)
+		}
+		if !errors.Is(err, syscall.ECONNRESET) {
+			return pid, reply.Version, err
+		}
+	}
+	return pid, reply.Version, nil
+}
+
+// WaitServing dials socket until a daemon accepts or limit passes: after a
+// start, the daemon is up when it serves, not when its process exists.
+func WaitServing(socket string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 200*time.Millisecond) {
+		c, err := net.DialTimeout("unix", socket, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no daemon listening on %s after %v: %w", socket, limit, err)
+		}
+		time.Sleep(backoff)
+	}
+}
+
+// waitLockFree waits, up to limit, until no live daemon holds socket's lock.
+func waitLockFree(socket string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for backoff := 10 * time.Millisecond; endpoint.LockHolder(socket) > 0; backoff = min(2*backoff, 200*time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the daemon is still running after %v", limit)
+		}
+		time.Sleep(backoff)
+	}
+	return nil
+}

@@ -1,0 +1,298 @@
+package daemon_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/paths"
+	"github.com/resmongw/resmongw/shim"
+)
+
+// runCmd runs `resmongw args...` in the world with extra env; it returns stdout, stderr and
+// the exit code.
+func (w *world) runCmd(ctx context.Context, extraEnv []string, args ...string) (string, string, int) {
+	w.T.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = w.Env(extraEnv...)
+	var out, errb testkit.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out.String(), errb.String(), ee.ExitCode()
+	} else if err != nil {
+		w.T.Fatalf("%v: %v", args, err)
+	}
+	return out.String(), errb.String(), 0
+}
+
+// daemonArgs is the command line of a live process.
+func daemonArgs(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		t.Skipf("no /proc to read the daemon's arguments: %v", err)
+	}
+	return strings.ReplaceAll(string(b), "\x00", " ")
+}
+
+// `resmongw stop` stops an autostarted daemon (no service installed) through the daemon
+// itself: it answers, ends its sessions, exits, and leaves no socket behind.
+func TestStopStopsAnAutostartedDaemon(t *testing.T) {
+	w := newWorld(t)
+	w.reapDaemonOnCleanup()
+	sim := startSim(t)
+	ctx := testCtx(t)
+	s := w.connect(ctx, "", simEnv(sim)...)
+	healthRuntimeID(ctx, t, s.cs)
+	pid := w.DaemonPID()
+	if pid == 0 {
+		t.Fatal("no autostarted daemon")
+	}
+	if args := daemonArgs(t, pid); !strings.Contains(args, "--exit-when-idle "+shim.DefaultExitWhenIdle.String()) {
+		t.Errorf("autostarted daemon's arguments %q lack --exit-when-idle %s", args, shim.DefaultExitWhenIdle)
+	}
+
+	out, errOut, code := w.runCmd(ctx, nil, "stop")
+	if code != 0 || !strings.Contains(out, "stopped the daemon (pid "+strconv.Itoa(pid)) {
+		t.Fatalf("stop: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	// stop returns once the daemon has shut down and released its lock; its exit follows.
+	if !testkit.WaitGone(pid, 30*time.Second) {
+		t.Fatalf("daemon %d still alive after stop returned", pid)
+	}
+	if _, err := os.Lstat(w.Socket); !os.IsNotExist(err) {
+		t.Errorf("socket left behind: %v", err)
+	}
+	// The session ended: the shim exits (the harness sees its server gone).
+	done := make(chan error, 1)
+	go func() { done <- s.cs.Wait() }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatalf("the shim outlived the stopped daemon; stderr %s", s.stderr)
+	}
+	// Nothing to stop is not an error.
+	if out, _, code := w.runCmd(ctx, nil, "stop"); code != 0 || !strings.Contains(out, "not running") {
+		t.Fatalf("second stop: exit %d %s", code, out)
+	}
+}
+
+// `resmongw restart` of an autostarted daemon brings a new daemon back on the same socket.
+func TestRestartBringsAnAutostartedDaemonBack(t *testing.T) {
+	w := newWorld(t)
+	w.reapDaemonOnCleanup()
+	sim := startSim(t)
+	ctx := testCtx(t)
+	s := w.connect(ctx, "", simEnv(sim)...)
+	healthRuntimeID(ctx, t, s.cs)
+	old := w.DaemonPID()
+	if err := s.cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, code := w.runCmd(ctx, nil, "restart")
+	if code != 0 || !strings.Contains(out, "started the daemon") {
+		t.Fatalf("restart: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if !testkit.WaitGone(old, 30*time.Second) {
+		t.Fatalf("old daemon %d still alive", old)
+	}
+	now := w.DaemonPID()
+	if now == 0 || now == old || !testkit.Alive(now) {
+		t.Fatalf("after restart: daemon pid %d (old %d)", now, old)
+	}
+	if !strings.Contains(daemonArgs(t, now), "--exit-when-idle") {
+		t.Errorf("the restarted daemon stays for ever: %s", daemonArgs(t, now))
+	}
+	s2 := w.connect(ctx, "", simEnv(sim)...)
+	if got := healthRuntimeID(ctx, t, s2.cs); got != sim.RuntimeID() {
+		t.Fatalf("after restart: runtime %s, want %s", got, sim.RuntimeID())
+	}
+	if w.DaemonPID() != now {
+		t.Fatalf("the session started yet another daemon")
+	}
+}
+
+// `resmongw start` without a service starts a daemon that stays (no idle exit: someone asked
+// for it), and a second start finds it running.
+func TestStartWithoutServiceStartsADaemonThatStays(t *testing.T) {
+	w := newWorld(t)
+	w.reapDaemonOnCleanup()
+	ctx := testCtx(t)
+	out, errOut, code := w.runCmd(ctx, nil, "start")
+	pid := w.DaemonPID()
+	if code != 0 || pid == 0 || !strings.Contains(out, "started the daemon (pid "+strconv.Itoa(pid)) {
+		t.Fatalf("start: exit %d, pid %d\n%s%s", code, pid, out, errOut)
+	}
+	if args := daemonArgs(t, pid); strings.Contains(args, "--exit-when-idle") {
+		t.Errorf("a daemon started on purpose exits when idle: %s", args)
+	}
+	if out, _, code := w.runCmd(ctx, nil, "start"); code != 0 || !strings.Contains(out, "already running (pid "+strconv.Itoa(pid)) {
+		t.Fatalf("second start: exit %d\n%s", code, out)
+	}
+}
+
+// An autostarted daemon exits on its own once it has had no session for the idle period;
+// the log says why.
+func TestAutostartedDaemonExitsWhenIdle(t *testing.T) {
+	w := newWorld(t)
+	w.reapDaemonOnCleanup()
+	sim := startSim(t)
+	ctx := testCtx(t)
+	// The period starts when the daemon starts (before the shim's session); 3s leaves the
+	// shim, which dials at once, ample time on a loaded machine. The exit is waited for, not
+	// timed.
+	idle := []string{shim.ExitWhenIdleEnv + "=3s"}
+	s := w.connect(ctx, "", append(simEnv(sim), idle...)...)
+	healthRuntimeID(ctx, t, s.cs)
+	pid := w.DaemonPID()
+	if !strings.Contains(daemonArgs(t, pid), "--exit-when-idle 3s") {
+		t.Fatalf("daemon args %q", daemonArgs(t, pid))
+	}
+	if err := s.cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !testkit.WaitGone(pid, 30*time.Second) {
+		t.Fatalf("the idle daemon %d did not exit", pid)
+	}
+	testkit.WaitFor(t, 10*time.Second, func() bool {
+		b, _ := os.ReadFile(w.LogFile())
+		return strings.Contains(string(b), "no session for the idle period")
+	}, "the idle exit in the log")
+	if _, err := os.Lstat(w.Socket); !os.IsNotExist(err) {
+		t.Errorf("socket left behind: %v", err)
+	}
+}
+
+// testRootWorld is a user whose default socket lives under a test root (paths.TestRootEnv)
+// with a logind-style runtime directory, so two harness environments that set no
+// RESMONGW_SOCKET can be compared without touching the real user's.
+func testRootWorld(t *testing.T) (root, runtimeDir string) {
+	root = testkit.ShortTempDir(t)
+	runtimeDir = filepath.Join(root, "run", "user", strconv.Itoa(os.Getuid()))
+	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return root, runtimeDir
+}
+
+// Two harnesses of one user, one without XDG_RUNTIME_DIR (as Codex starts servers) and with
+// another HOME, reach the same daemon: the default socket follows the uid, not the
+// environment. status names a second daemon of the user if one runs elsewhere.
+func TestTwoHarnessEnvironmentsReachOneDaemon(t *testing.T) {
+	root, rt := testRootWorld(t)
+	sim := startSim(t)
+	ctx := testCtx(t)
+	socket := filepath.Join(rt, "resmongw", "mcp.sock")
+	t.Cleanup(func() {
+		if pid, _ := testkit.ReadPIDFile(paths.LockFile(socket)); pid > 0 {
+			_ = testkit.StopPID(pid, 10*time.Second)
+		}
+	})
+	homeA, homeB := t.TempDir(), t.TempDir()
+	envOf := func(extra ...string) []string {
+		return append([]string{"PATH=" + os.Getenv("PATH"), paths.TestRootEnv + "=" + root, "RESMON_STATE_DIR=" + sim.StateDir()}, extra...)
+	}
+	harness := func(env []string) *shimSession {
+		cmd := exec.Command(bin, "stdio")
+		cmd.Env = env
+		return connectCmd(ctx, t, cmd)
+	}
+	a := harness(envOf("HOME="+homeA, "XDG_RUNTIME_DIR="+t.TempDir(), "XDG_STATE_HOME="+filepath.Join(homeA, "state")))
+	healthRuntimeID(ctx, t, a.cs)
+	pid, _ := testkit.ReadPIDFile(paths.LockFile(socket))
+	if pid == 0 {
+		t.Fatalf("no daemon at the uid's default socket %s", socket)
+	}
+	b := harness(envOf("HOME=" + homeB))
+	healthRuntimeID(ctx, t, b.cs)
+	if again, _ := testkit.ReadPIDFile(paths.LockFile(socket)); again != pid {
+		t.Fatalf("second environment: daemon %d, first %d", again, pid)
+	}
+
+	// A second daemon where an older version (or an explicit socket) put one: status says so.
+	stray := filepath.Join(homeB, ".local", "state", "resmongw", "run", "mcp.sock")
+	cmd := exec.Command(bin, "serve", "--socket", stray, "--log-file", filepath.Join(homeB, "stray.log"))
+	cmd.Env = envOf("HOME=" + homeB)
+	p, err := testkit.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop(10 * time.Second) })
+	if err := testkit.WaitListening(stray, 10*time.Second, p); err != nil {
+		t.Fatal(err)
+	}
+	st := exec.CommandContext(ctx, bin, "status")
+	st.Env = envOf("HOME=" + homeB)
+	out, err := st.Output()
+	if err != nil || !strings.Contains(string(out), "another resmongw daemon of this user runs: pid "+strconv.Itoa(p.Pid())) ||
+		!strings.Contains(string(out), socket) {
+		t.Fatalf("status with a stray daemon: %v\n%s", err, out)
+	}
+}
+
+// connectCmd is world.connect for a command with its own environment.
+func connectCmd(ctx context.Context, t *testing.T, cmd *exec.Cmd) *shimSession {
+	t.Helper()
+	s := &shimSession{cmd: cmd, stderr: &testkit.SyncBuffer{}}
+	cmd.Stderr = s.stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
+	}
+	s.cs = cs
+	t.Cleanup(func() { _ = cs.Close() })
+	return s
+}
+
+// Another user who can reach the socket cannot stop the daemon: the control request is
+// peer-checked like every connection, refused without a word, and logged.
+func TestStopFromAnotherUserIsRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a command as another user")
+	}
+	w := newWorld(t)
+	d := w.startDaemon()
+	// Open the directories and the socket so the kernel lets `nobody` connect: the peer check
+	// is then the only thing in the way.
+	dir := filepath.Dir(w.Socket)
+	for _, p := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(w.Socket, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	cmd := exec.CommandContext(ctx, bin, "stop", "--socket", w.Socket)
+	cmd.Env = append(w.Env(), "HOME=/")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "without answering") {
+		t.Fatalf("stop as nobody: %v\n%s", err, out)
+	}
+	testkit.WaitFor(t, 10*time.Second, func() bool {
+		b, _ := os.ReadFile(w.LogFile())
+		return strings.Contains(string(b), "refused a connection from another user") && strings.Contains(string(b), `"uid":65534`)
+	}, "the refusal in the daemon log")
+	if _, code := w.runStatus(ctx, nil); code == 3 {
+		t.Fatal("the daemon stopped for another user")
+	}
+	select {
+	case <-d.Done():
+		t.Fatalf("the daemon exited: %v", d.Err())
+	default:
+	}
+}
