@@ -132,9 +132,20 @@ func dialUntil(path string, limit time.Duration) (*net.UnixConn, error) {
 	}
 }
 
+// dial connects to the daemon only where it can be ours (issue 10.4): the socket's directory
+// is checked before connecting and the listener's uid right after, both before a byte is
+// written, since the preamble carries the harness's environment and the calls their
+// arguments. A refusal is an error that is not daemonDown, so no autostart hides it.
 func dial(path string) (*net.UnixConn, error) {
+	if err := checkSocketDir(path); err != nil {
+		return nil, err
+	}
 	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
+		return nil, err
+	}
+	if err := checkPeer(c, path); err != nil {
+		c.Close()
 		return nil, err
 	}
 	return c, nil
