@@ -11,5 +11,5 @@ import (
 // daemon from another user's, so it refuses rather than trusts.
 var errNoPeerCheck = errors.New("checking the daemon's owner is not supported on this platform; nothing was sent")
 
-func checkSocketDir(string) error          { return errNoPeerCheck }
+func checkSocketDir(string) error           { return errNoPeerCheck }
 func checkPeer(*net.UnixConn, string) error { return errNoPeerCheck }
