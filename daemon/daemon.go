@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/resmongw/resmongw/discovery"
@@ -110,12 +109,6 @@ func (d *daemon) requestStop(m stopMode) {
 	case d.stopReq <- m:
 	default:
 	}
-}
-
-// session is one harness connection serving MCP.
-type session struct {
-	SessionStatus
-	ss *mcp.ServerSession
 }
 
 type sessionKey struct{}

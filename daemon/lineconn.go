@@ -32,6 +32,12 @@ const (
 	drainWait = 35 * time.Second
 	// drainMargin is drainBound's slack over the longest a call can take.
 	drainMargin = 5 * time.Second
+	// maxInFlight bounds the requests one session has running at once (issue 10.7). Past it
+	// the daemon stops reading that session's socket until an answer goes out, so further
+	// calls wait in the socket and the shim's pipe (the harness's writes block), and none
+	// fails. Without it one session pipelining 3,000 calls opened 3,017 descriptors and 3,010
+	// backend connections. 64 is far above what an agent has in flight (a handful).
+	maxInFlight = 64
 )
 
 // drainBound is how long a half-closed session waits for the answers still owed: the longest
@@ -71,7 +77,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		drain = drainWait
 	}
 	return &lineConn{c: t.c, br: t.br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
-		idle: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{})}, nil
 }
 
 // lineConn is one session's connection. Read is called by one goroutine at a time (the
@@ -97,6 +103,7 @@ type lineConn struct {
 	stopWatch func() bool
 
 	idle      chan struct{} // signalled when pending becomes empty
+	room      chan struct{} // signalled when an answer leaves pending below maxInFlight
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -129,6 +136,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 		c.watch(ctx)
+		if err := c.waitRoom(ctx); err != nil {
+			return nil, err
+		}
 		frame, err := c.readFrame()
 		switch {
 		case errors.Is(err, errFrameTooLong):
@@ -293,12 +303,38 @@ func (c *lineConn) writeLine(line []byte) {
 func (c *lineConn) answered(id jsonrpc.ID) {
 	c.mu.Lock()
 	delete(c.pending, id)
-	empty := len(c.pending) == 0
+	n := len(c.pending)
 	c.mu.Unlock()
-	if empty {
+	if n == 0 {
 		select {
 		case c.idle <- struct{}{}:
 		default:
+		}
+	}
+	if n < maxInFlight {
+		select {
+		case c.room <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitRoom holds the reader while maxInFlight requests are running: the next frame stays
+// unread (in the socket) until one is answered. It returns early only when the session ends.
+func (c *lineConn) waitRoom(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n < maxInFlight {
+			return nil
+		}
+		select {
+		case <-c.room:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.closed:
+			return net.ErrClosed
 		}
 	}
 }

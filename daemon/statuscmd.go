@@ -203,6 +203,9 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 		if client == "" {
 			client = "?"
 		}
+		if s.ClientName != "" { // what the harness calls itself, then what launched the shim
+			client = strings.TrimSpace(s.ClientName+" "+s.ClientVersion) + " via " + client
+		}
 		fmt.Fprintf(tw, "session %d\t%s (shim pid %d, harness pid %d), target %d, for %s\n",
 			s.ID, client, s.PID, s.HarnessPID, number[s.Target], roundDur(now.Sub(s.Since)))
 	}
