@@ -69,6 +69,11 @@ type lineTransport struct {
 	c     net.Conn
 	br    *bufio.Reader // the preamble's reader: bytes the client sent after it are already here
 	drain time.Duration // bound on answers owed after a half-close; 0 means drainWait
+	// goodbye: the client speaks the session protocol, so a graceful stop ends the stream
+	// with a goodbye line (session_drain.go).
+	goodbye bool
+
+	conn *lineConn // the connection Connect made (the daemon drains it at shutdown)
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -76,8 +81,10 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if drain <= 0 {
 		drain = drainWait
 	}
-	return &lineConn{c: t.c, br: t.br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
-		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+	t.conn = &lineConn{c: t.c, br: t.br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
+		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{}),
+		goodbye: t.goodbye, stopping: make(chan struct{})}
+	return t.conn, nil
 }
 
 // lineConn is one session's connection. Read is called by one goroutine at a time (the
@@ -101,6 +108,12 @@ type lineConn struct {
 	pending   map[jsonrpc.ID]struct{} // calls read and not yet answered
 	watched   context.Context         // the context whose cancellation unblocks Read
 	stopWatch func() bool
+
+	// Graceful stop (session_drain.go): stopping is closed by stop; stopMode is its mode.
+	goodbye  bool
+	stopOnce sync.Once
+	stopping chan struct{}
+	stopMode string
 
 	idle      chan struct{} // signalled when pending becomes empty
 	room      chan struct{} // signalled when an answer leaves pending below maxInFlight
@@ -136,10 +149,21 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 		c.watch(ctx)
+		if c.isStopping() {
+			return nil, c.finish(ctx)
+		}
 		if err := c.waitRoom(ctx); err != nil {
+			if errors.Is(err, errStopping) {
+				return nil, c.finish(ctx)
+			}
 			return nil, err
 		}
 		frame, err := c.readFrame()
+		if c.isStopping() {
+			// Read as the stop came (or cut short by it): not started, so not ours any more.
+			// The goodbye leaves it out, which tells the shim to send it to the next daemon.
+			return nil, c.finish(ctx)
+		}
 		switch {
 		case errors.Is(err, errFrameTooLong):
 			c.writeLine(errorLine(nil, jsonrpc.CodeInvalidRequest,
@@ -335,6 +359,8 @@ func (c *lineConn) waitRoom(ctx context.Context) error {
 			return ctx.Err()
 		case <-c.closed:
 			return net.ErrClosed
+		case <-c.stopping:
+			return errStopping
 		}
 	}
 }

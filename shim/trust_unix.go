@@ -3,7 +3,6 @@
 package shim
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,17 +21,17 @@ func checkSocketDir(socket string) error {
 		return err // ENOENT reads as "daemon down" to the caller
 	}
 	if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
-		return fmt.Errorf("refusing the socket %s: its directory %s is not a real directory (a symlink or a file); nothing was sent", socket, dir)
+		return refusef("refusing the socket %s: its directory %s is not a real directory (a symlink or a file); nothing was sent", socket, dir)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return fmt.Errorf("refusing the socket %s: cannot read the owner of %s; nothing was sent", socket, dir)
+		return refusef("refusing the socket %s: cannot read the owner of %s; nothing was sent", socket, dir)
 	}
 	if uid := os.Getuid(); int(st.Uid) != uid {
-		return fmt.Errorf("refusing the socket %s: its directory %s belongs to uid %d, not to you (uid %d), so another user may run it; nothing was sent", socket, dir, st.Uid, uid)
+		return refusef("refusing the socket %s: its directory %s belongs to uid %d, not to you (uid %d), so another user may run it; nothing was sent", socket, dir, st.Uid, uid)
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("refusing the socket %s: its directory %s is writable by others (mode %04o), so another user may have put it there; nothing was sent (use a private directory: chmod 700 %s)", socket, dir, perm|modeSticky(fi), dir)
+		return refusef("refusing the socket %s: its directory %s is writable by others (mode %04o), so another user may have put it there; nothing was sent (use a private directory: chmod 700 %s)", socket, dir, perm|modeSticky(fi), dir)
 	}
 	return nil
 }
@@ -50,10 +49,10 @@ func modeSticky(fi os.FileInfo) os.FileMode {
 func checkPeer(c *net.UnixConn, socket string) error {
 	uid, err := peerUID(c)
 	if err != nil {
-		return fmt.Errorf("refusing the socket %s: cannot read its peer's credentials (%v); nothing was sent", socket, err)
+		return refusef("refusing the socket %s: cannot read its peer's credentials (%v); nothing was sent", socket, err)
 	}
 	if me := os.Getuid(); uid != me {
-		return fmt.Errorf("refusing the socket %s: it is served by uid %d, not by you (uid %d); nothing was sent", socket, uid, me)
+		return refusef("refusing the socket %s: it is served by uid %d, not by you (uid %d); nothing was sent", socket, uid, me)
 	}
 	return nil
 }
