@@ -83,8 +83,11 @@ func redial(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	return connect(path, autostart, viaService)
 }
 
+// stderr is where the one diagnostic line goes (a var so a test can read it).
+var stderr io.Writer = os.Stderr
+
 func fail(format string, a ...any) int {
-	fmt.Fprintf(os.Stderr, "resmongw stdio: "+format+"\n", a...)
+	fmt.Fprintf(stderr, "resmongw stdio: "+format+"\n", a...)
 	return 1
 }
 

@@ -46,6 +46,8 @@ type relay struct {
 	stdout io.Writer
 	ppid   int
 	events chan event
+	// wait bounds each reconnect (reconnectWait when the relay was made; 0: never reconnect).
+	wait time.Duration
 
 	omu sync.Mutex // stdout: one line at a time
 
@@ -90,7 +92,7 @@ type event struct {
 
 func newRelay(dialer func() (*net.UnixConn, error), stdout io.Writer) *relay {
 	return &relay{dialer: dialer, stdout: stdout, ppid: os.Getppid(), events: make(chan event, 4),
-		pending: map[string]*call{}}
+		pending: map[string]*call{}, wait: reconnectWait}
 }
 
 // retrySafe reports whether c may be sent once more after a daemon went away under it: every
@@ -300,7 +302,7 @@ func (r *relay) daemonGone(ev event) (code int, done bool) {
 		}
 		return fail("the daemon was stopped ('resmongw stop'), which ends this session; restart this MCP server once the daemon runs again"), true
 	}
-	if r.dialer == nil || reconnectWait == 0 {
+	if r.dialer == nil || r.wait == 0 {
 		r.answerAll(ev.goodbye, false)
 		if closed {
 			return 0, true
@@ -458,7 +460,7 @@ func (r *relay) reconnect(gb *endpoint.Goodbye) error {
 // within reconnectWait while none takes it. A socket we refuse to trust, or a daemon that
 // refuses us for good, ends the attempt at once.
 func (r *relay) redial() (*net.UnixConn, *bufio.Reader, endpoint.Reply, error) {
-	deadline := time.Now().Add(reconnectWait)
+	deadline := time.Now().Add(r.wait)
 	backoff := 20 * time.Millisecond
 	for {
 		conn, err := r.dialer()
@@ -479,7 +481,7 @@ func (r *relay) redial() (*net.UnixConn, *bufio.Reader, endpoint.Reply, error) {
 			return nil, nil, endpoint.Reply{}, err
 		}
 		if time.Now().After(deadline) {
-			return nil, nil, endpoint.Reply{}, fmt.Errorf("the daemon went away and none came back within %v (%v)", reconnectWait, err)
+			return nil, nil, endpoint.Reply{}, fmt.Errorf("the daemon went away and none came back within %v (%v)", r.wait, err)
 		}
 		time.Sleep(backoff)
 		backoff = min(2*backoff, 500*time.Millisecond)
