@@ -120,15 +120,15 @@ func TestPipelinedCallsStayBounded(t *testing.T) {
 			t.Fatalf("call %d: %s", i, a)
 		}
 	}
-	// A connection dialled for a call that another call's freed connection overtook joins
-	// the idle pool instead (proxy's MaxIdleConnsPerHost, 16): that is the slack over the bound.
-	// Without the bound this run peaks at about 2,500 of each.
-	const idlePool = 16
-	if n := maxBackend.Load(); n > bound+idlePool {
-		t.Errorf("%d backend connections open at once, want at most %d", n, bound+idlePool)
+	// Beyond the 64 running calls' connections: the idle pool (proxy's MaxIdleConnsPerHost,
+	// 16: a connection dialled for a call that a freed one overtook joins it) and those being
+	// closed as the pool overflows, which a sample can catch still open. Twice the bound
+	// covers both on a loaded machine; without the bound this run peaks at about 2,500 of each.
+	if n := maxBackend.Load(); n > 2*bound {
+		t.Errorf("%d backend connections open at once, want at most %d", n, 2*bound)
 	}
-	if n := maxFDs.Load(); n > int64(baseFDs+bound+idlePool+8) {
-		t.Errorf("the daemon held %d descriptors (%d before the calls), want at most %d more", n, baseFDs, bound+idlePool+8)
+	if n := maxFDs.Load(); n > int64(baseFDs+2*bound+16) {
+		t.Errorf("the daemon held %d descriptors (%d before the calls), want at most %d more", n, baseFDs, 2*bound+16)
 	}
 	t.Logf("peak: %d descriptors (%d before), %d backend connections", maxFDs.Load(), baseFDs, maxBackend.Load())
 }
