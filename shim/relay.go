@@ -27,8 +27,13 @@ var reconnectWait = 90 * time.Second
 // ReconnectWaitEnv overrides reconnectWait (a duration, like 30s).
 const ReconnectWaitEnv = "RESMONGW_RECONNECT_WAIT"
 
-// maxKeep is the largest line buffer a reader keeps between lines.
-const maxKeep = 64 << 10
+// readBuffer is each direction's read buffer, and maxKeep the largest line buffer a reader
+// keeps between lines: a line past the buffer is assembled, and a huge one is not kept. The
+// shim runs once per harness session, so its memory counts per session.
+const (
+	readBuffer = 16 << 10
+	maxKeep    = 64 << 10
+)
 
 // initializedLine is the notification replayed after initialize on a new daemon.
 var initializedLine = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
@@ -174,7 +179,7 @@ func (r *relay) fromHarness(line []byte, m msgInfo, ok bool) {
 // stdinLoop relays the harness's lines until stdin ends, then half-closes the daemon
 // connection so the daemon sees the end of the session.
 func (r *relay) stdinLoop(stdin io.Reader, done chan<- struct{}) {
-	br := bufio.NewReaderSize(stdin, 64<<10)
+	br := bufio.NewReaderSize(stdin, readBuffer)
 	var buf []byte
 	for {
 		line, err := readLine(br, &buf)
@@ -254,7 +259,7 @@ func (e *helloError) Error() string { return e.msg }
 
 // readReply reads the daemon's reply to the preamble.
 func readReply(conn *net.UnixConn) (*bufio.Reader, endpoint.Reply, error) {
-	br := bufio.NewReaderSize(conn, 64<<10)
+	br := bufio.NewReaderSize(conn, readBuffer)
 	_ = conn.SetReadDeadline(time.Now().Add(replyWait))
 	reply, err := endpoint.ReadReply(br)
 	switch {
