@@ -1,4 +1,4 @@
-// Package shim is `resmongw stdio`: a tiny stdlib-only pipe between a harness's stdio and the daemon's socket.
+// Package shim is `resmongw stdio`: a small relay between a harness's stdio and the daemon's socket that keeps the harness's session across daemon restarts.
 package shim
 
 import (
@@ -232,9 +232,17 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	tick := time.NewTicker(parentPoll)
 	defer tick.Stop()
 	var drain <-chan time.Time
+	// A reconnect runs beside this loop, so a signal or the harness's death still ends us at
+	// once; the next connection's end waits in r.events until it is done.
+	type outcome struct {
+		code int
+		done bool
+	}
+	gone := make(chan outcome, 1)
+	events := r.events
 	for {
 		select {
-		case ev := <-r.events:
+		case ev := <-events:
 			r.mu.Lock()
 			current := ev.epoch == r.epoch
 			r.mu.Unlock()
@@ -245,9 +253,13 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 			if errors.As(ev.err, &hw) {
 				return 0 // the harness hung up first: a normal end, and nobody to tell
 			}
-			if code, done := r.daemonGone(ev); done {
-				return code
+			events = nil
+			go func() { code, done := r.daemonGone(ev); gone <- outcome{code, done} }()
+		case o := <-gone:
+			if o.done {
+				return o.code
 			}
+			events = r.events
 		case <-stdinDone:
 			stdinDone = nil
 			drain = time.After(hungDaemonWait)
