@@ -347,8 +347,15 @@ func (d *daemon) handle(c *net.UnixConn) {
 
 // serveMCP binds the connection to its target's server until either side ends the session.
 func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Preamble, pid int, env discovery.Target) {
-	t := d.targets.acquire(env)
+	d.mu.Lock()
+	closing := d.closing
+	d.mu.Unlock()
+	var t *target
+	if !closing { // a session accepted as the stop began would end unannounced: refuse it now
+		t = d.targets.acquire(env)
+	}
 	if t == nil {
+		// The shim tries again (shim.shuttingDown), and reaches the next daemon.
 		_, _ = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: "the daemon is shutting down"}))
 		return
 	}
