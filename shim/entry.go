@@ -221,13 +221,21 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	stdinDone := make(chan struct{})
 	go r.stdinLoop(stdin, stdinDone)
 	br, reply, err := readReply(conn)
-	if err != nil {
+	switch {
+	case err != nil && reply.Error == shuttingDown && r.dialer != nil && r.wait > 0:
+		// We reached a daemon as it stopped: it read nothing, so everything goes to the next.
+		if err := r.reconnect(&endpoint.Goodbye{Resmongw: "goodbye", Mode: endpoint.GoodbyeRestart}); err != nil {
+			r.answerAll(nil, false)
+			return fail("%v", err)
+		}
+	case err != nil:
 		return fail("%v", err)
+	default:
+		r.mu.Lock()
+		r.agree(reply)
+		r.mu.Unlock()
+		go r.readerLoop(br, 1)
 	}
-	r.mu.Lock()
-	r.agree(reply)
-	r.mu.Unlock()
-	go r.readerLoop(br, 1)
 
 	tick := time.NewTicker(parentPoll)
 	defer tick.Stop()

@@ -322,3 +322,36 @@ func TestRelayOlderDaemonRetriesNoToolCall(t *testing.T) {
 		t.Fatalf("the read on an older daemon: %q, want it answered as a write", out.String())
 	}
 }
+
+// The first daemon reached is stopping and refuses the session: the shim takes the session to
+// the next daemon, and the harness's first request, written meanwhile, goes there.
+func TestRelayFirstDaemonShuttingDownGoesToTheNext(t *testing.T) {
+	s := newScripted(t)
+	inR, inW := io.Pipe()
+	t.Cleanup(func() { inW.Close() })
+	out := &testkit.SyncBuffer{}
+	conn, err := dial(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRelay(func() (*net.UnixConn, error) { return dial(s.path) }, out)
+	r.wait = 5 * time.Second
+	go r.run(conn, inR)
+	var d1 *fakeConn
+	select {
+	case d1 = <-s.conns:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no connection")
+	}
+	d1.line(t) // preamble
+	if _, err := io.WriteString(inW, initReq+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	d1.line(t) // the request, which this daemon will never read
+	d1.write(t, string(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: shuttingDown})))
+	d1.c.Close()
+	d2 := s.next(endpoint.SessionProtocol)
+	if got := d2.line(t); got != initReq {
+		t.Fatalf("the next daemon got %q, want the harness's initialize", got)
+	}
+}
