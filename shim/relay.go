@@ -107,8 +107,8 @@ func (r *relay) retrySafe(c *call) bool {
 	return c.method != "tools/call" || r.readTools[c.tool]
 }
 
-// readLine reads one line into *buf (reused; a final line without "\n" gets one). A last
-// partial line is returned with the error.
+// readLine reads one line, "\n" included, into *buf (reused). A last line without one is
+// returned with the error.
 func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
 	if cap(*buf) > maxKeep {
 		*buf = nil

@@ -57,7 +57,7 @@ func checkPeer(c *net.UnixConn, socket string) error {
 	return nil
 }
 
-// peerUID runs read on the connection's descriptor.
+// peerUIDFrom runs read on the connection's descriptor.
 func peerUIDFrom(c *net.UnixConn, read func(fd int) (int, error)) (int, error) {
 	rc, err := c.SyscallConn()
 	if err != nil {

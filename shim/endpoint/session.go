@@ -38,7 +38,7 @@ type Goodbye struct {
 // goodbyePrefix starts every goodbye line (json.Marshal keeps field order).
 var goodbyePrefix = []byte(`{"resmongw":"goodbye"`)
 
-// GoodbyeLine is g (its Resmongw filled in) as one line.
+// GoodbyeLine is the goodbye of mode listing abandoned, as one line.
 func GoodbyeLine(mode string, abandoned []json.RawMessage) []byte {
 	return Line(Goodbye{Resmongw: "goodbye", Mode: mode, Abandoned: abandoned})
 }
