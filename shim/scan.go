@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // msgInfo is what the relay needs of one JSON-RPC line, found without decoding it: the id
@@ -61,7 +63,9 @@ func scanMessage(b []byte) (m msgInfo, ok bool) {
 		if vEnd < 0 {
 			return m, false
 		}
-		switch string(key) {
+		// Keys are matched as the daemon's decoder (encoding/json into a struct) matches
+		// them, case-insensitively, and a repeated one counts as its last occurrence.
+		switch foldKey(key) {
 		case "id":
 			if !bytes.Equal(b[i:vEnd], []byte("null")) {
 				m.id = b[i:vEnd]
@@ -82,17 +86,20 @@ func scanMessage(b []byte) (m msgInfo, ok bool) {
 	}
 }
 
-// nameOf is params.name of a params object ("" if none).
+// nameOf is params.name of a params object: "" if none, or if which tool the daemon runs
+// could be read two ways (the name twice, or a case variant of the key). The tool the shim
+// judges retry-safe must be the tool the daemon runs; "" is never a read.
 func nameOf(params []byte) string {
 	i := skipWS(params, 0)
 	if i >= len(params) || params[i] != '{' {
 		return ""
 	}
 	i++
+	name, seen := "", false
 	for {
 		i = skipWS(params, i)
 		if i >= len(params) || params[i] == '}' {
-			return ""
+			return name
 		}
 		if params[i] == ',' {
 			i++
@@ -102,7 +109,7 @@ func nameOf(params []byte) string {
 		if kEnd < 0 {
 			return ""
 		}
-		key := params[i+1 : kEnd-1]
+		key := stringValue(params[i:kEnd])
 		i = skipWS(params, kEnd)
 		if i >= len(params) || params[i] != ':' {
 			return ""
@@ -112,11 +119,30 @@ func nameOf(params []byte) string {
 		if vEnd < 0 {
 			return ""
 		}
-		if string(key) == "name" {
-			return stringValue(params[i:vEnd])
+		switch {
+		case key == "name":
+			v := stringValue(params[i:vEnd])
+			if seen && v != name {
+				return "" // two names: which one runs is the decoder's guess, so none is a read
+			}
+			name, seen = v, true
+		case strings.EqualFold(key, "name"):
+			return "" // "Name" is not the SDK's field, but a looser decoder's: ambiguous
 		}
 		i = vEnd
 	}
+}
+
+// foldKey is key lower-cased when it is one of the members the relay reads, matched as
+// encoding/json matches struct fields (Unicode simple folding, so "ID" and "Method" count);
+// "" otherwise.
+func foldKey(key []byte) string {
+	for _, k := range []string{"id", "method", "result", "error", "params"} {
+		if len(key) >= len(k) && len(key) <= 3*len(k) && strings.EqualFold(string(key), k) {
+			return k
+		}
+	}
+	return ""
 }
 
 // stringValue is a JSON string's value ("" for anything else).
@@ -124,9 +150,11 @@ func stringValue(v []byte) string {
 	if len(v) < 2 || v[0] != '"' {
 		return ""
 	}
-	if bytes.IndexByte(v, '\\') < 0 {
+	if bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
 		return string(v[1 : len(v)-1])
 	}
+	// Escapes, or bytes that are not UTF-8 (which a decoder turns into U+FFFD, as the daemon's
+	// does): decode it as the daemon will.
 	var s string
 	if json.Unmarshal(v, &s) != nil {
 		return ""
