@@ -3,13 +3,18 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
@@ -92,5 +97,51 @@ func TestLineConnStopListsAbandonedAndSparesOlderShims(t *testing.T) {
 		case !goodbye && len(rest) != 0:
 			t.Fatalf("an older shim got %q", rest)
 		}
+	}
+}
+
+// The stop modes are the goodbye modes the shim knows.
+func TestStopModesAreGoodbyeModes(t *testing.T) {
+	if stopRestart.String() != endpoint.GoodbyeRestart || stopEnd.String() != endpoint.GoodbyeStop {
+		t.Fatalf("stop modes %q/%q, goodbye modes %q/%q", stopRestart, stopEnd, endpoint.GoodbyeRestart, endpoint.GoodbyeStop)
+	}
+}
+
+// requestStop(stopEnd) (what `resmongw stop` asks for): a session of a shim speaking the
+// session protocol gets its answers, then a goodbye of mode "stop", then the end of the stream.
+func TestRequestedStopSaysGoodbyeStop(t *testing.T) {
+	socket, ul := testSocket(t)
+	d, _, cancel := newTestDaemon(t, socket, ul)
+	defer cancel()
+	ran := make(chan int, 1)
+	go func() { ran <- d.run(make(chan os.Signal), time.Hour) }()
+	pre := endpoint.NewPreamble(endpoint.KindMCP, func(string) string { return "" }, "test")
+	pre.Session = endpoint.SessionProtocol
+	c, br, reply, err := testkit.DialPreamble(socket, endpoint.Line(pre), 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var r endpoint.Reply
+	if json.Unmarshal(reply, &r) != nil || !r.OK || r.Session != endpoint.SessionProtocol || !slices.Contains(r.ReadTools, "health") || slices.Contains(r.ReadTools, "run_sweep") {
+		t.Fatalf("reply %s", reply)
+	}
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(c, testkit.InitializeRequest("1", "2025-06-18", "t")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := br.ReadString('\n'); !strings.Contains(l, `"id":1,"result"`) {
+		t.Fatalf("initialize: %q", l)
+	}
+	d.requestStop(stopEnd)
+	bye, _ := br.ReadString('\n')
+	if g, ok := endpoint.ParseGoodbye([]byte(bye)); !ok || g.Mode != endpoint.GoodbyeStop {
+		t.Fatalf("after the stop: %q, want a goodbye of mode stop", bye)
+	}
+	if rest, err := io.ReadAll(br); len(rest) != 0 || err != nil {
+		t.Fatalf("after the goodbye: %q %v", rest, err)
+	}
+	if code := <-ran; code != 0 {
+		t.Fatalf("run: %d", code)
 	}
 }
