@@ -13,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
 	"github.com/resmongw/resmongw/discovery"
@@ -111,12 +110,6 @@ func (d *daemon) requestStop(m stopMode) {
 	case d.stopReq <- m:
 	default:
 	}
-}
-
-// session is one harness connection serving MCP.
-type session struct {
-	SessionStatus
-	ss *mcp.ServerSession
 }
 
 type sessionKey struct{}
@@ -357,30 +350,39 @@ func (d *daemon) handle(c *net.UnixConn) {
 
 // serveMCP binds the connection to its target's server until either side ends the session.
 func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Preamble, pid int, env discovery.Target) {
-	t := d.targets.acquire(env)
+	d.mu.Lock()
+	closing := d.closing
+	d.mu.Unlock()
+	var t *target
+	if !closing { // a session accepted as the stop began would end unannounced: refuse it now
+		t = d.targets.acquire(env)
+	}
 	if t == nil {
+		// The shim tries again (shim.shuttingDown), and reaches the next daemon.
 		_, _ = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: "the daemon is shutting down"}))
 		return
 	}
 	defer d.targets.release(t)
-	s := &session{SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()}}
-	if _, err := c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: Version})); err != nil {
+	s := &session{SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
+		ended: make(chan struct{})}
+	defer close(s.ended)
+	if _, err := c.Write(endpoint.Line(sessionReply())); err != nil {
 		return
 	}
 	// The reader keeps br: bytes the shim sent right after the preamble are already in it.
-	tr := proxy.WrapTransport(&lineTransport{c: c, br: br, drain: drainBound(d.upstream)}, proxy.Tools)
-	ss, err := t.server.Connect(context.WithValue(d.ctx, sessionKey{}, s), tr, nil)
+	lt := &lineTransport{c: c, br: br, drain: drainBound(d.upstream), goodbye: pre.Session >= 1}
+	ss, err := t.server.Connect(context.WithValue(d.ctx, sessionKey{}, s), proxy.WrapTransport(lt, proxy.Tools), nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))
 		return
 	}
-	s.ss = ss
+	s.ss, s.lc = ss, lt.conn
 	if !d.addSession(s) {
 		_ = ss.Close()
 		return
 	}
 	d.log.Info("session opened", zap.Uint64("session", s.ID), zap.String("target", t.key),
-		zap.String("client", s.Client), zap.Int("pid", pid))
+		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session))
 	err = ss.Wait()
 	d.removeSession(s)
 	d.log.Info("session closed", zap.Uint64("session", s.ID), zap.String("target", t.key), zap.Error(ignoreClosed(err)))
@@ -426,6 +428,17 @@ func (d *daemon) shutdown(mode stopMode) {
 		ln.SetUnlinkOnClose(false)
 	}
 	_ = ln.Close()
+	// Drain first: every session stops taking calls, answers those running and says goodbye
+	// (session_drain.go), so a restart loses no answer and a shim knows what to send again.
+	// The bound is the longest one call can take; a session still open after it is closed.
+	var drained sync.WaitGroup
+	for _, s := range sessions {
+		drained.Add(1)
+		go func() { defer drained.Done(); s.drain(mode) }()
+	}
+	if !waitBounded(&drained, drainBound(d.upstream)+closeSessions) {
+		d.log.Warn("sessions still running calls at the drain bound; closing them", zap.Duration("bound", drainBound(d.upstream)))
+	}
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		wg.Add(1)

@@ -176,6 +176,3 @@ func (w *world) runStatus(ctx context.Context, extraEnv []string, args ...string
 }
 
 func testCtx(t *testing.T) context.Context { return testkit.Context(t, 60*time.Second) }
-
-// shimDaemonEnded is the shim's whole stderr when the daemon ends a session under it.
-const shimDaemonEnded = "resmongw stdio: the daemon ended this session (it stopped or restarted); restart this MCP server to reconnect\n"

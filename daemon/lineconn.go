@@ -32,6 +32,12 @@ const (
 	drainWait = 35 * time.Second
 	// drainMargin is drainBound's slack over the longest a call can take.
 	drainMargin = 5 * time.Second
+	// maxInFlight bounds the requests one session has running at once (issue 10.7). Past it
+	// the daemon stops reading that session's socket until an answer goes out, so further
+	// calls wait in the socket and the shim's pipe (the harness's writes block), and none
+	// fails. Without it one session pipelining 3,000 calls opened 3,017 descriptors and 3,010
+	// backend connections. 64 is far above what an agent has in flight (a handful).
+	maxInFlight = 64
 )
 
 // drainBound is how long a half-closed session waits for the answers still owed: the longest
@@ -63,6 +69,11 @@ type lineTransport struct {
 	c     net.Conn
 	br    *bufio.Reader // the preamble's reader: bytes the client sent after it are already here
 	drain time.Duration // bound on answers owed after a half-close; 0 means drainWait
+	// goodbye: the client speaks the session protocol, so a graceful stop ends the stream
+	// with a goodbye line (session_drain.go).
+	goodbye bool
+
+	conn *lineConn // the connection Connect made (the daemon drains it at shutdown)
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -70,8 +81,10 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if drain <= 0 {
 		drain = drainWait
 	}
-	return &lineConn{c: t.c, br: t.br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
-		idle: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+	t.conn = &lineConn{c: t.c, br: t.br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
+		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{}),
+		goodbye: t.goodbye, stopping: make(chan struct{})}
+	return t.conn, nil
 }
 
 // lineConn is one session's connection. Read is called by one goroutine at a time (the
@@ -96,7 +109,14 @@ type lineConn struct {
 	watched   context.Context         // the context whose cancellation unblocks Read
 	stopWatch func() bool
 
+	// Graceful stop (session_drain.go): stopping is closed by stop; stopMode is its mode.
+	goodbye  bool
+	stopOnce sync.Once
+	stopping chan struct{}
+	stopMode string
+
 	idle      chan struct{} // signalled when pending becomes empty
+	room      chan struct{} // signalled when an answer leaves pending below maxInFlight
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -129,7 +149,21 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, err
 		}
 		c.watch(ctx)
+		if c.isStopping() {
+			return nil, c.finish(ctx)
+		}
+		if err := c.waitRoom(ctx); err != nil {
+			if errors.Is(err, errStopping) {
+				return nil, c.finish(ctx)
+			}
+			return nil, err
+		}
 		frame, err := c.readFrame()
+		if c.isStopping() {
+			// Read as the stop came (or cut short by it): not started, so not ours any more.
+			// The goodbye leaves it out, which tells the shim to send it to the next daemon.
+			return nil, c.finish(ctx)
+		}
 		switch {
 		case errors.Is(err, errFrameTooLong):
 			c.writeLine(errorLine(nil, jsonrpc.CodeInvalidRequest,
@@ -293,12 +327,40 @@ func (c *lineConn) writeLine(line []byte) {
 func (c *lineConn) answered(id jsonrpc.ID) {
 	c.mu.Lock()
 	delete(c.pending, id)
-	empty := len(c.pending) == 0
+	n := len(c.pending)
 	c.mu.Unlock()
-	if empty {
+	if n == 0 {
 		select {
 		case c.idle <- struct{}{}:
 		default:
+		}
+	}
+	if n < maxInFlight {
+		select {
+		case c.room <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitRoom holds the reader while maxInFlight requests are running: the next frame stays
+// unread (in the socket) until one is answered. It returns early only when the session ends.
+func (c *lineConn) waitRoom(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n < maxInFlight {
+			return nil
+		}
+		select {
+		case <-c.room:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.closed:
+			return net.ErrClosed
+		case <-c.stopping:
+			return errStopping
 		}
 	}
 }

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"bytes"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -38,14 +39,15 @@ func TestSIGHUPShutsDownCleanly(t *testing.T) {
 	}
 }
 
-// SIGTERM with a session open: the daemon closes it and exits 0; the shim, whose harness
-// still had it open, says the daemon ended the session and exits 1 (the server is gone).
-func TestGracefulShutdownClosesSessions(t *testing.T) {
+// SIGTERM with a session open: the daemon drains it and exits 0, and the shim keeps the
+// harness's session for the next daemon. Here nobody starts one (autostart off, a short
+// reconnect bound): the shim says so in one line and exits 1.
+func TestGracefulShutdownWithoutANewDaemonEndsTheSession(t *testing.T) {
 	w := newWorld(t)
 	d := w.startDaemon()
 	sim := startSim(t)
 	ctx := testCtx(t)
-	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
+	s := w.connect(ctx, "2025-11-25", append(simEnv(sim), "RESMONGW_NO_AUTOSTART=1", "RESMONGW_RECONNECT_WAIT=1s")...)
 	healthRuntimeID(ctx, t, s.cs)
 	if err := d.stop(t); err != nil {
 		t.Fatalf("daemon exit: %v\n%s", err, d.stderr)
@@ -54,14 +56,39 @@ func TestGracefulShutdownClosesSessions(t *testing.T) {
 	go func() { waited <- s.cs.Wait() }()
 	select {
 	case <-waited:
-	case <-time.After(15 * time.Second):
-		t.Fatal("session still open after the daemon stopped")
+	case <-time.After(30 * time.Second):
+		t.Fatal("session still open after the daemon stopped and the reconnect bound passed")
 	}
 	_ = s.cs.Close()
 	if code := s.cmd.ProcessState.ExitCode(); code != 1 {
-		t.Fatalf("shim exit %d after the daemon closed the stream, want 1; stderr %q", code, s.stderr)
+		t.Fatalf("shim exit %d after no daemon came back, want 1; stderr %q", code, s.stderr)
 	}
-	if got := s.stderr.String(); got != shimDaemonEnded {
-		t.Fatalf("shim stderr %q, want %q", got, shimDaemonEnded)
+	if got := s.stderr.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "none came back within 1s") {
+		t.Fatalf("shim stderr %q, want one line saying no daemon came back", got)
+	}
+}
+
+// SIGTERM, then a fresh `serve` (what a service manager's restart does): the same harness
+// session goes on on the new daemon, which status shows serving it under the harness's name.
+func TestGracefulShutdownThenAFreshServeKeepsTheSession(t *testing.T) {
+	w := newWorld(t)
+	d := w.startDaemon()
+	sim := startSim(t)
+	ctx := testCtx(t)
+	s := w.connect(ctx, "2025-11-25", append(simEnv(sim), "RESMONGW_NO_AUTOSTART=1")...)
+	healthRuntimeID(ctx, t, s.cs)
+	if err := d.stop(t); err != nil {
+		t.Fatalf("daemon exit: %v\n%s", err, d.stderr)
+	}
+	w.startDaemon()
+	if got := healthRuntimeID(ctx, t, s.cs); got != sim.RuntimeID() {
+		t.Fatalf("after the restart: runtime id %s", got)
+	}
+	out, _ := w.runStatus(ctx, simEnv(sim), "--json")
+	if st := decodeStatus(t, out); len(st.Sessions) != 1 || st.Sessions[0].ClientName != "e2e" {
+		t.Fatalf("sessions on the new daemon: %+v", st.Sessions)
+	}
+	if got := s.stderr.String(); got != "" {
+		t.Fatalf("shim stderr %q, want nothing", got)
 	}
 }

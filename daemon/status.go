@@ -106,7 +106,7 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 	perTarget := map[string]int{}
 	d.mu.Lock()
 	for _, s := range d.sessions {
-		st.Sessions = append(st.Sessions, s.SessionStatus)
+		st.Sessions = append(st.Sessions, s.status())
 		perTarget[s.Target]++
 	}
 	d.mu.Unlock()

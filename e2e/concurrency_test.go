@@ -112,9 +112,9 @@ func TestFault50SessionsDuringRestart(t *testing.T) {
 	}
 }
 
-// The daemon is SIGKILLed with sessions open: each shim ends (bounded), says on stderr that
-// the daemon ended the session and exits 1, and the next shim autostarts a new daemon that
-// serves at once.
+// The daemon is SIGKILLed with sessions open: each shim starts a new daemon (the flock picks
+// one of the two) and its session goes on there, its next call answered; the next shim finds
+// that daemon serving at once. (restart_test.go counts the calls in flight at the kill.)
 func TestFaultDaemonSIGKILL(t *testing.T) {
 	w := newWorld(t)
 	sim := w.startSim(resmonsim.Options{})
@@ -134,23 +134,11 @@ func TestFaultDaemonSIGKILL(t *testing.T) {
 		t.Fatal("the killed daemon is still alive")
 	}
 	for _, s := range []*session{a, b} {
-		if r := s.call(ctx, "health", nil); r.err == nil {
-			t.Fatalf("a call on a dead daemon answered: %v", r.payload)
+		if got := runtimeID(s.must(ctx, "health", nil)); got != sim.RuntimeID() {
+			t.Fatalf("the session after its daemon was SIGKILLed: %s", got)
 		}
-		done := make(chan struct{})
-		go func() { _ = s.cs.Close(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Fatal("a shim outlived its daemon by 20 s")
-		}
-		st := s.cmd.ProcessState
-		if st == nil || !st.Exited() {
-			t.Fatalf("shim state %v", st)
-		}
-		const ended = "resmongw stdio: the daemon ended this session (it stopped or restarted); restart this MCP server to reconnect\n"
-		if st.ExitCode() != 1 || s.stderr.String() != ended {
-			t.Fatalf("shim after its daemon was SIGKILLed: exit %d, stderr %q; want 1 and %q", st.ExitCode(), s.stderr.String(), ended)
+		if got := s.stderr.String(); got != "" {
+			t.Fatalf("shim stderr after the reconnect: %q", got)
 		}
 	}
 	c := w.connect(ctx, simEnv(sim)...)

@@ -20,7 +20,10 @@ import (
 // bin is resmongw, built once for these tests.
 var bin string
 
-func TestMain(m *testing.M) { testkit.MainWithBinary(m, &bin, false, nil) }
+func TestMain(m *testing.M) {
+	testkit.RunHelper(fakeDaemonHelper, fakeDaemonMain)
+	testkit.MainWithBinary(m, &bin, false, nil)
+}
 
 // fakeSystemctl records its arguments, one call a line; in "start" mode it starts the daemon
 // the way the unit would (`resmongw serve`, default socket) and succeeds, otherwise it fails.

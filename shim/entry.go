@@ -1,8 +1,7 @@
-// Package shim is `resmongw stdio`: a tiny stdlib-only pipe between a harness's stdio and the daemon's socket.
+// Package shim is `resmongw stdio`: a small relay between a harness's stdio and the daemon's socket that keeps the harness's session across daemon restarts.
 package shim
 
 import (
-	"bufio"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,11 +52,19 @@ func Main(args []string) int {
 	}
 	// An explicit socket means a private daemon, which the per-user service does not serve.
 	explicit := *socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
-	conn, err := connect(path, os.Getenv(endpoint.NoAutostartEnv) != "1", !explicit)
+	autostart := os.Getenv(endpoint.NoAutostartEnv) != "1"
+	if v := os.Getenv(ReconnectWaitEnv); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fail("%s=%q is not a duration (like 90s)", ReconnectWaitEnv, v)
+		}
+		reconnectWait = d
+	}
+	conn, err := connect(path, autostart, !explicit)
 	if err != nil {
 		return fail("%v", err)
 	}
-	return run(conn, os.Stdin, os.Stdout)
+	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, os.Stdout).run(conn, os.Stdin)
 }
 
 // FlagSet is stdio's flag set, for the CLI's help and parsing.
@@ -69,8 +75,26 @@ func flags() (*flag.FlagSet, *string) {
 	return fs, fs.String("socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
 }
 
+// redial is one attempt to reach a daemon after ours went away. While a live daemon holds
+// the lock (the old one draining its other sessions, or a new one starting) it only dials,
+// so the caller waits for that daemon instead of racing it; once none does, it starts one
+// exactly as at the start (connect: the service first, then a spawn).
+func redial(path string, autostart, viaService bool) (*net.UnixConn, error) {
+	c, err := dial(path)
+	if err == nil || !daemonDown(err) {
+		return c, err
+	}
+	if endpoint.LockHolder(path) > 0 {
+		return nil, err
+	}
+	return connect(path, autostart, viaService)
+}
+
+// stderr is where the one diagnostic line goes (a var so a test can read it).
+var stderr io.Writer = os.Stderr
+
 func fail(format string, a ...any) int {
-	fmt.Fprintf(os.Stderr, "resmongw stdio: "+format+"\n", a...)
+	fmt.Fprintf(stderr, "resmongw stdio: "+format+"\n", a...)
 	return 1
 }
 
@@ -139,9 +163,20 @@ func dialUntil(path string, limit time.Duration) (*net.UnixConn, error) {
 	}
 }
 
+// dial connects to the daemon only where it can be ours (issue 10.4): the socket's directory
+// is checked before connecting and the listener's uid right after, both before a byte is
+// written, since the preamble carries the harness's environment and the calls their
+// arguments. A refusal is an error that is not daemonDown, so no autostart hides it.
 func dial(path string) (*net.UnixConn, error) {
+	if err := checkSocketDir(path); err != nil {
+		return nil, err
+	}
 	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
+		return nil, err
+	}
+	if err := checkPeer(c, path); err != nil {
+		c.Close()
 		return nil, err
 	}
 	return c, nil
@@ -151,16 +186,27 @@ func dial(path string) (*net.UnixConn, error) {
 // word, and a daemon that is shutting down closes too.
 const closedEarly = "the daemon closed the connection without answering (is it another user's daemon? see its log)"
 
-// daemonEnded is the one line a harness's log shows when the daemon goes away under a session.
+// daemonEnded is the one line a harness's log shows when the daemon goes away under a session
+// and the shim cannot reconnect.
 const daemonEnded = "the daemon ended this session (it stopped or restarted); restart this MCP server to reconnect"
 
-// run sends the preamble, checks the daemon's reply, then copies bytes both ways until the
-// daemon closes the stream, a signal arrives, or our parent goes away. The exit code is 1,
-// with one stderr line, only when the daemon ends the session while the harness still has
-// our stdin open; every end the harness caused (stdin closed, stdout closed, a signal, its
-// death) is 0.
+// run is a relay that never reconnects (tests of a single connection).
 func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
-	defer conn.Close()
+	return newRelay(nil, stdout).run(conn, stdin)
+}
+
+// run sends the preamble, checks the daemon's reply, then relays lines both ways until the
+// harness ends the session (stdin closed and every answer in, stdout closed, a signal, its
+// death), or the daemon goes away and no other takes the session over (see reconnect). The
+// exit code is 1, with one stderr line, only when the session ends while the harness still
+// has our stdin open; every end the harness caused is 0.
+func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
+	defer func() {
+		r.mu.Lock()
+		c := r.conn
+		r.mu.Unlock()
+		c.Close()
+	}()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
@@ -170,64 +216,65 @@ func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
-	ppid := os.Getppid()
-	pre := endpoint.NewPreamble(endpoint.KindMCP, os.Getenv, parentArgv0(ppid))
-	if _, err := conn.Write(endpoint.Line(pre)); err != nil {
+	r.conn, r.epoch = conn, 1
+	if err := sendPreamble(conn, r.ppid); err != nil {
 		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 			return fail(closedEarly)
 		}
 		return fail("writing to the daemon: %v", err)
 	}
-
 	// The harness's first request can go out while we wait for the reply: the daemon reads it
-	// after the preamble. Half-close on stdin EOF so the daemon sees the end of the session.
-	// stdinClosed is set before the half-close, so it is visible by the time the daemon,
-	// having drained, closes its side.
-	var stdinClosed atomic.Bool
+	// after the preamble.
 	stdinDone := make(chan struct{})
-	go func() {
-		_, err := io.Copy(daemonWriter{conn}, stdin)
-		var dw *daemonWriteError
-		if errors.As(err, &dw) {
-			return // the daemon's side is gone; the reader below reports it
-		}
-		stdinClosed.Store(true)
-		_ = conn.CloseWrite()
-		close(stdinDone)
-	}()
-
-	br := bufio.NewReaderSize(conn, 4096)
-	_ = conn.SetReadDeadline(time.Now().Add(replyWait))
-	reply, err := endpoint.ReadReply(br)
+	go r.stdinLoop(stdin, stdinDone)
+	br, reply, err := readReply(conn)
 	switch {
-	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
-		return fail(closedEarly)
-	case errors.Is(err, endpoint.ErrNotAReply):
-		return fail("unexpected first line from the daemon (is %s a resmongw socket?)", conn.RemoteAddr())
+	case err != nil && reply.Error == shuttingDown && r.dialer != nil && r.wait > 0:
+		// We reached a daemon as it stopped: it read nothing, so everything goes to the next.
+		if err := r.reconnect(&endpoint.Goodbye{Resmongw: "goodbye", Mode: endpoint.GoodbyeRestart}); err != nil {
+			r.answerAll(nil, false)
+			return fail("%v", err)
+		}
 	case err != nil:
-		return fail("no answer from the daemon: %v", err)
+		return fail("%v", err)
+	default:
+		r.mu.Lock()
+		r.agree(reply)
+		r.mu.Unlock()
+		go r.readerLoop(br, 1)
 	}
-	if !reply.OK {
-		return fail("the daemon refused the session: %s", reply.Error)
-	}
-	_ = conn.SetReadDeadline(time.Time{})
-
-	outDone := make(chan error, 1)
-	go func() { outDone <- copyToHarness(stdout, br) }()
 
 	tick := time.NewTicker(parentPoll)
 	defer tick.Stop()
 	var drain <-chan time.Time
+	// A reconnect runs beside this loop, so a signal or the harness's death still ends us at
+	// once; the next connection's end waits in r.events until it is done.
+	type outcome struct {
+		code int
+		done bool
+	}
+	gone := make(chan outcome, 1)
+	events := r.events
 	for {
 		select {
-		case err := <-outDone:
+		case ev := <-events:
+			r.mu.Lock()
+			current := ev.epoch == r.epoch
+			r.mu.Unlock()
+			if !current {
+				continue // a connection we already left
+			}
 			var hw *harnessWriteError
-			if errors.As(err, &hw) || stdinClosed.Load() {
+			if errors.As(ev.err, &hw) {
 				return 0 // the harness hung up first: a normal end, and nobody to tell
 			}
-			// The daemon ended the session (EOF, or a reset when it was killed) while the
-			// harness still talks to us: this MCP server is gone, say so.
-			return fail(daemonEnded)
+			events = nil
+			go func() { code, done := r.daemonGone(ev); gone <- outcome{code, done} }()
+		case o := <-gone:
+			if o.done {
+				return o.code
+			}
+			events = r.events
 		case <-stdinDone:
 			stdinDone = nil
 			drain = time.After(hungDaemonWait)
@@ -236,50 +283,14 @@ func run(conn *net.UnixConn, stdin io.Reader, stdout io.Writer) int {
 		case <-sigs:
 			return 0
 		case <-tick.C:
-			if os.Getppid() != ppid {
+			if os.Getppid() != r.ppid {
 				return 0 // reparented: the harness died without closing our stdin
 			}
 		}
 	}
 }
 
-// copyToHarness copies the daemon's frames to the harness until either side ends; write
-// errors come back as *harnessWriteError. A plain read/write loop rather than io.Copy, which
-// would splice and blur which side failed.
-func copyToHarness(stdout io.Writer, daemon io.Reader) error {
-	buf := make([]byte, 32<<10)
-	for {
-		n, rerr := daemon.Read(buf)
-		if n > 0 {
-			if _, err := stdout.Write(buf[:n]); err != nil {
-				return &harnessWriteError{err}
-			}
-		}
-		if rerr != nil {
-			if errors.Is(rerr, io.EOF) {
-				return nil
-			}
-			return rerr
-		}
-	}
-}
-
+// harnessWriteError is a failed write to the harness's stdout: the harness is gone.
 type harnessWriteError struct{ err error }
 
 func (e *harnessWriteError) Error() string { return "writing to the harness: " + e.err.Error() }
-
-// daemonWriter tags errors writing to the daemon, so the stdin copier can tell them from the
-// harness closing stdin.
-type daemonWriter struct{ c *net.UnixConn }
-
-func (w daemonWriter) Write(p []byte) (int, error) {
-	n, err := w.c.Write(p)
-	if err != nil {
-		return n, &daemonWriteError{err}
-	}
-	return n, nil
-}
-
-type daemonWriteError struct{ err error }
-
-func (e *daemonWriteError) Error() string { return "writing to the daemon: " + e.err.Error() }

@@ -40,6 +40,9 @@ type Preamble struct {
 	PID      int               `json:"pid"`  // the shim's own pid (the daemon checks it against the peer credentials)
 	PPID     int               `json:"ppid"` // the harness's pid
 	Client   string            `json:"client"`
+	// Session is the session protocol the client speaks (SessionProtocol; 0 or absent: none,
+	// an older shim). See session.go.
+	Session int `json:"session,omitempty"`
 }
 
 // Reply is the daemon's first line on an MCP connection: OK, or why the connection is refused.
@@ -49,6 +52,10 @@ type Reply struct {
 	OK       bool   `json:"ok"`
 	Version  string `json:"version,omitempty"`
 	Error    string `json:"error,omitempty"`
+	// Session is the session protocol the daemon speaks (0 or absent: none, an older
+	// daemon); ReadTools, sent with it, names the tools a shim may retry once. See session.go.
+	Session   int      `json:"session,omitempty"`
+	ReadTools []string `json:"read_tools,omitempty"`
 }
 
 // pathKeys are the forwarded variables that name files. A relative one means relative to the

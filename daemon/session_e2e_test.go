@@ -1,0 +1,178 @@
+package daemon_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
+)
+
+// startRawHarness runs `resmongw stdio` under a byte-level harness in the world.
+func (w *world) startRawHarness(extraEnv ...string) *testkit.RawHarness {
+	w.T.Helper()
+	cmd := exec.Command(bin, "stdio")
+	cmd.Env = w.Env(extraEnv...)
+	h, err := testkit.StartRawHarness(cmd)
+	if err != nil {
+		w.T.Fatal(err)
+	}
+	w.T.Cleanup(func() {
+		_ = h.CloseStdin()
+		if h.Proc.Stop(10 * time.Second) {
+			w.T.Errorf("the shim ignored SIGTERM")
+		}
+	})
+	return h
+}
+
+// Status names a session by what the harness called itself in initialize (clientInfo), in
+// both forms, alongside the parent process the shim saw.
+func TestStatusNamesTheHarnessFromClientInfo(t *testing.T) {
+	w := newWorld(t)
+	w.startDaemon()
+	sim := startSim(t)
+	ctx := testCtx(t)
+	s := w.connect(ctx, "2025-06-18", simEnv(sim)...) // clientInfo e2e / 1
+	healthRuntimeID(ctx, t, s.cs)
+	out, code := w.runStatus(ctx, simEnv(sim), "--json")
+	if code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, out)
+	}
+	st := decodeStatus(t, out)
+	if len(st.Sessions) != 1 || st.Sessions[0].ClientName != "e2e" || st.Sessions[0].ClientVersion != "1" {
+		t.Fatalf("sessions %+v, want one named e2e 1", st.Sessions)
+	}
+	text, _ := w.runStatus(ctx, simEnv(sim))
+	if !strings.Contains(text, ": e2e 1, target") {
+		t.Fatalf("status does not name the harness:\n%s", text)
+	}
+}
+
+// Issue 10.7: one session pipelining 3,000 calls at a slow backend keeps the daemon's
+// descriptors and its backend connections within the per-session in-flight bound (64), and
+// every call is answered, none with an error: the excess waits, nothing fails.
+func TestPipelinedCallsStayBounded(t *testing.T) {
+	const calls, bound = 3000, 64
+	w := newWorld(t)
+	d := w.startDaemon()
+	sim := startSim(t)
+	h := w.startRawHarness(simEnv(sim)...)
+	if err := h.Send(testkit.InitializeRequest(`"init"`, "2025-06-18", "pipeliner")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitIDs(30*time.Second, `"init"`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Send(testkit.InitializedNotification); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Send(testkit.ToolCall("0", "health", "")); err != nil { // the backend verified, a connection warm
+		t.Fatal(err)
+	}
+	if err := h.WaitIDs(30*time.Second, "0"); err != nil {
+		t.Fatal(err)
+	}
+	baseFDs := len(fds(t, d.Pid()))
+	sim.SetDelay(20 * time.Millisecond) // calls overlap: without a bound, all 3,000 at once
+
+	var maxFDs, maxBackend atomic.Int64
+	stop := make(chan struct{})
+	var sampling sync.WaitGroup
+	sampling.Add(1)
+	go func() { // a measurement, not a synchronisation: the peak seen is a lower bound
+		defer sampling.Done()
+		for {
+			f := fds(t, d.Pid())
+			maxFDs.Store(max(maxFDs.Load(), int64(len(f))))
+			maxBackend.Store(max(maxBackend.Load(), int64(backendConns(d.Pid(), f, sim.Port()))))
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	go func() {
+		for i := 1; i <= calls; i++ {
+			if h.Send(testkit.ToolCall(strconv.Itoa(i), "health", "")) != nil {
+				return
+			}
+		}
+	}()
+	done := h.WaitAnswered(3*time.Minute, func(a map[string]json.RawMessage) bool { return len(a) >= calls+2 })
+	close(stop)
+	sampling.Wait()
+	if !done {
+		t.Fatalf("%d of %d calls answered", h.Answered()-2, calls)
+	}
+	for i := 1; i <= calls; i++ {
+		a, _ := h.Answer(strconv.Itoa(i))
+		if !strings.Contains(string(a), `"result"`) || strings.Contains(string(a), `"isError":true`) {
+			t.Fatalf("call %d: %s", i, a)
+		}
+	}
+	// Beyond the 64 running calls' connections: the idle pool (proxy's MaxIdleConnsPerHost,
+	// 16: a connection dialled for a call that a freed one overtook joins it) and those being
+	// closed as the pool overflows, which a sample can catch still open. Twice the bound
+	// covers both on a loaded machine; without the bound this run peaks at about 2,500 of each.
+	if n := maxBackend.Load(); n > 2*bound {
+		t.Errorf("%d backend connections open at once, want at most %d", n, 2*bound)
+	}
+	if n := maxFDs.Load(); n > int64(baseFDs+2*bound+16) {
+		t.Errorf("the daemon held %d descriptors (%d before the calls), want at most %d more", n, baseFDs, 2*bound+16)
+	}
+	t.Logf("peak: %d descriptors (%d before), %d backend connections", maxFDs.Load(), baseFDs, maxBackend.Load())
+}
+
+// fds is the set of a process's open descriptors' targets.
+func fds(t *testing.T, pid int) []string {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		if l, err := os.Readlink(dir + "/" + e.Name()); err == nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// backendConns counts the TCP connections among fds whose remote port is port.
+func backendConns(pid int, fds []string, port int) int {
+	inodes := map[string]bool{}
+	for _, f := range fds {
+		if strings.HasPrefix(f, "socket:[") {
+			inodes[strings.TrimSuffix(strings.TrimPrefix(f, "socket:["), "]")] = true
+		}
+	}
+	want := fmt.Sprintf(":%04X", port)
+	n := 0
+	for _, table := range []string{"tcp", "tcp6"} {
+		f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/net/" + table)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fl := strings.Fields(sc.Text())
+			// sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+			if len(fl) > 9 && strings.HasSuffix(fl[2], want) && inodes[fl[9]] {
+				n++
+			}
+		}
+		f.Close()
+	}
+	return n
+}

@@ -1,0 +1,242 @@
+package shim
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// msgInfo is what the relay needs of one JSON-RPC line, found without decoding it: the id
+// (raw), the method, whether it is a response, and for tools/call the tool's name.
+type msgInfo struct {
+	id       []byte
+	method   string
+	response bool
+	tool     string
+}
+
+// scanMessage reads the top level of a JSON object line. It stops at "result" or "error"
+// once it has the id, so an answer of megabytes costs a few dozen bytes of scanning (the
+// daemon writes "id" before "result"). ok is false for anything that is not an object.
+func scanMessage(b []byte) (m msgInfo, ok bool) {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return m, false
+	}
+	i++
+	for {
+		i = skipWS(b, i)
+		if i >= len(b) {
+			return m, false
+		}
+		if b[i] == '}' {
+			return m, true
+		}
+		if b[i] == ',' {
+			i++
+			continue
+		}
+		if b[i] != '"' {
+			return m, false
+		}
+		kEnd := skipString(b, i)
+		if kEnd < 0 {
+			return m, false
+		}
+		key := b[i+1 : kEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			if json.Unmarshal(b[i:kEnd], &k) != nil {
+				return m, false
+			}
+			key = []byte(k)
+		}
+		i = skipWS(b, kEnd)
+		if i >= len(b) || b[i] != ':' {
+			return m, false
+		}
+		i = skipWS(b, i+1)
+		vEnd := skipValue(b, i)
+		if vEnd < 0 {
+			return m, false
+		}
+		// Keys are matched as the daemon's decoder (encoding/json into a struct) matches
+		// them, case-insensitively, and a repeated one counts as its last occurrence.
+		switch foldKey(key) {
+		case "id":
+			if !bytes.Equal(b[i:vEnd], []byte("null")) {
+				m.id = b[i:vEnd]
+			}
+		case "method":
+			m.method = stringValue(b[i:vEnd])
+		case "result", "error":
+			m.response = true
+			if m.id != nil {
+				return m, true
+			}
+		case "params":
+			if m.method == "tools/call" || m.method == "" {
+				m.tool = nameOf(b[i:vEnd])
+			}
+		}
+		i = vEnd
+	}
+}
+
+// nameOf is params.name of a params object: "" if none, or if which tool the daemon runs
+// could be read two ways (the name twice, or a case variant of the key). The tool the shim
+// judges retry-safe must be the tool the daemon runs; "" is never a read.
+func nameOf(params []byte) string {
+	i := skipWS(params, 0)
+	if i >= len(params) || params[i] != '{' {
+		return ""
+	}
+	i++
+	name, seen := "", false
+	for {
+		i = skipWS(params, i)
+		if i >= len(params) || params[i] == '}' {
+			return name
+		}
+		if params[i] == ',' {
+			i++
+			continue
+		}
+		kEnd := skipString(params, i)
+		if kEnd < 0 {
+			return ""
+		}
+		key := stringValue(params[i:kEnd])
+		i = skipWS(params, kEnd)
+		if i >= len(params) || params[i] != ':' {
+			return ""
+		}
+		i = skipWS(params, i+1)
+		vEnd := skipValue(params, i)
+		if vEnd < 0 {
+			return ""
+		}
+		switch {
+		case key == "name":
+			v := stringValue(params[i:vEnd])
+			if seen && v != name {
+				return "" // two names: which one runs is the decoder's guess, so none is a read
+			}
+			name, seen = v, true
+		case strings.EqualFold(key, "name"):
+			return "" // "Name" is not the SDK's field, but a looser decoder's: ambiguous
+		}
+		i = vEnd
+	}
+}
+
+// foldKey is key lower-cased when it is one of the members the relay reads, matched as
+// encoding/json matches struct fields (Unicode simple folding, so "ID" and "Method" count);
+// "" otherwise.
+func foldKey(key []byte) string {
+	for _, k := range []string{"id", "method", "result", "error", "params"} {
+		if len(key) >= len(k) && len(key) <= 3*len(k) && strings.EqualFold(string(key), k) {
+			return k
+		}
+	}
+	return ""
+}
+
+// stringValue is a JSON string's value ("" for anything else).
+func stringValue(v []byte) string {
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) {
+		return string(v[1 : len(v)-1])
+	}
+	// Escapes, or bytes that are not UTF-8 (which a decoder turns into U+FFFD, as the daemon's
+	// does): decode it as the daemon will.
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i] (a '"'), or -1.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just past the JSON value starting at b[i], or -1. It checks
+// only what it needs to find the end; the daemon validates the message itself.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e := skipString(b, j)
+				if e < 0 {
+					return -1
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	default:
+		j := i
+		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\r' && b[j] != '\n' {
+			j++
+		}
+		if j == i {
+			return -1
+		}
+		return j
+	}
+}
+
+// idKey is an id as the daemon will echo it, for matching: the daemon re-encodes string ids
+// (escapes may change) and writes integral numbers as integers (1.0 comes back as 1).
+func idKey(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		return "s" + stringValue(raw)
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return "n" + strconv.FormatInt(n, 10)
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+		return "n" + strconv.FormatInt(int64(f), 10)
+	}
+	return "r" + string(raw)
+}

@@ -1,0 +1,71 @@
+//go:build linux || darwin
+
+package shim
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// checkSocketDir refuses a socket whose directory another user could have put it in: the
+// directory must be a real directory (not a symlink), owned by us and writable by nobody
+// else. It is what the daemon itself insists on (daemon.privateDir), so a genuine daemon's
+// socket always passes. A missing directory is no refusal: nobody serves there, and autostart
+// creates it privately.
+func checkSocketDir(socket string) error {
+	dir := filepath.Dir(socket)
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err // ENOENT reads as "daemon down" to the caller
+	}
+	if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
+		return refusef("refusing the socket %s: its directory %s is not a real directory (a symlink or a file); nothing was sent", socket, dir)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return refusef("refusing the socket %s: cannot read the owner of %s; nothing was sent", socket, dir)
+	}
+	if uid := os.Getuid(); int(st.Uid) != uid {
+		return refusef("refusing the socket %s: its directory %s belongs to uid %d, not to you (uid %d), so another user may run it; nothing was sent", socket, dir, st.Uid, uid)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return refusef("refusing the socket %s: its directory %s is writable by others (mode %04o), so another user may have put it there; nothing was sent (use a private directory: chmod 700 %s)", socket, dir, perm|modeSticky(fi), dir)
+	}
+	return nil
+}
+
+// modeSticky adds the sticky bit to the printed mode (1777 is how people know /tmp).
+func modeSticky(fi os.FileInfo) os.FileMode {
+	if fi.Mode()&os.ModeSticky != 0 {
+		return 0o1000
+	}
+	return 0
+}
+
+// checkPeer refuses a daemon that runs as another user: the kernel's record of who listens
+// on the socket (peerUID), read before we write a single byte.
+func checkPeer(c *net.UnixConn, socket string) error {
+	uid, err := peerUID(c)
+	if err != nil {
+		return refusef("refusing the socket %s: cannot read its peer's credentials (%v); nothing was sent", socket, err)
+	}
+	if me := os.Getuid(); uid != me {
+		return refusef("refusing the socket %s: it is served by uid %d, not by you (uid %d); nothing was sent", socket, uid, me)
+	}
+	return nil
+}
+
+// peerUIDFrom runs read on the connection's descriptor.
+func peerUIDFrom(c *net.UnixConn, read func(fd int) (int, error)) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	uid, rerr := -1, error(nil)
+	if err := rc.Control(func(fd uintptr) { uid, rerr = read(int(fd)) }); err != nil {
+		return -1, err
+	}
+	return uid, rerr
+}
