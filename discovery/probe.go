@@ -23,6 +23,7 @@ type probeOutcome int
 
 const (
 	probeTransport   probeOutcome = iota // no HTTP answer: next candidate, silently
+	probeUntrusted                       // the listener belongs to another user: nothing sent
 	probeRefused                         // 401: the token is not this backend's
 	probeOtherStatus                     // any other non-200: skipped
 	probeBadBody                         // 200 but not a JSON object
