@@ -49,9 +49,10 @@ func probeHealth(ctx context.Context, port int, tok Token, timeout time.Duration
 	defer cancel()
 	hostPort := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	tr := &http.Transport{
-		Proxy:               nil,
-		DisableKeepAlives:   true,
-		DialContext:         (&net.Dialer{Timeout: timeout}).DialContext,
+		Proxy:             nil,
+		DisableKeepAlives: true,
+		// The listener's owner is checked before the request (and its token) is written.
+		DialContext:         (&VerifiedDialer{Dialer: net.Dialer{Timeout: timeout}}).DialContext,
 		TLSHandshakeTimeout: timeout,
 	}
 	defer tr.CloseIdleConnections()
@@ -69,6 +70,10 @@ func probeHealth(ctx context.Context, port int, tok Token, timeout time.Duration
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "resmongw")
 	resp, err := client.Do(req)
+	var ule *UntrustedListenerError
+	if errors.As(err, &ule) {
+		return probeResult{outcome: probeUntrusted, err: ule}
+	}
 	if err != nil {
 		return probeResult{outcome: probeTransport, err: describeTransportErr(err)}
 	}
@@ -244,6 +249,8 @@ func describeProbe(base string, r probeResult) string {
 	switch r.outcome {
 	case probeTransport:
 		return head + fmt.Sprintf("no answer (%v)", r.err)
+	case probeUntrusted:
+		return "GET " + base + "/api/health not sent: " + r.err.Error()
 	case probeRefused, probeOtherStatus:
 		s := head + strconv.Itoa(r.status)
 		if r.reason != "" {
