@@ -67,6 +67,7 @@ type Watcher struct {
 	probe  Options
 
 	recheck chan struct{} // capacity 1: coalesces requests
+	settle  chan chan struct{}
 
 	mu       sync.Mutex
 	state    State
@@ -104,6 +105,7 @@ func NewWatcher(t Target, opts *WatchOptions) *Watcher {
 		opts:     o,
 		probe:    o.Probe.withDefaults(),
 		recheck:  make(chan struct{}, 1),
+		settle:   make(chan chan struct{}),
 		changed:  make(chan struct{}),
 		closedCh: make(chan struct{}),
 		subs:     map[chan Event]struct{}{},
@@ -195,6 +197,34 @@ func (w *Watcher) Recheck() {
 	}
 }
 
+// Settle returns the state as of a check that saw the files as they are now: when a file
+// event is waiting out its debounce, or the state directory, port file or token file changed
+// since the last pass began (an event fsnotify has not delivered yet), it runs that check at
+// once and waits for it; otherwise it returns the current state without any I/O beyond a few
+// lstat calls. ctx bounds the wait.
+//
+// It closes a window every restart opens: resmon removes its files, the watcher checks and
+// publishes "no token" for the default port, resmon writes its new files, and a call that
+// arrives before the debounced re-check would be answered from that intermediate view.
+func (w *Watcher) Settle(ctx context.Context) State {
+	reply := make(chan struct{})
+	select {
+	case w.settle <- reply:
+	case <-ctx.Done():
+		return w.Current()
+	case <-w.closedCh:
+		return w.Current()
+	case <-w.done:
+		return w.Current()
+	}
+	select {
+	case <-reply:
+	case <-ctx.Done():
+	case <-w.closedCh:
+	}
+	return w.Current()
+}
+
 // Subscribe returns a channel of generation changes and a function that ends the
 // subscription. The channel holds one event: a subscriber that falls behind gets the
 // latest event, never a blocked watcher. The channel is closed by cancel or Close.
@@ -243,15 +273,26 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 	var (
 		retryUntil time.Time // failed checks before this are retried
 		backoffIdx int
+		pending    bool   // a debounced check is due
+		lastFP     string // the files as the last pass began to read them
 	)
 	// nudge starts (or extends) a retry window and schedules a debounced check.
 	nudge := func() {
 		retryUntil = time.Now().Add(retryWindow)
 		backoffIdx = 0
 		debounce.Reset(w.opts.Debounce)
+		pending = true
 	}
 	check := func() {
+		pending = false
+		prevCands := w.Current().Candidates
+		lastFP = fingerprint(w.target.Resolve(), prevCands)
 		res := discover(ctx, w.target, &w.probe)
+		if !sameCandidates(prevCands, res.candidates) {
+			// The pass read other token files than the fingerprint covers; take theirs now
+			// (a change in between still arrives as a file event).
+			lastFP = fingerprint(w.target.Resolve(), res.candidates)
+		}
 		if ctx.Err() != nil {
 			return // a pass cut short by Close says nothing about the backend
 		}
@@ -294,6 +335,12 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 			nudge()
 		case <-w.recheck:
 			nudge()
+		case reply := <-w.settle:
+			if pending || fingerprint(w.target.Resolve(), w.Current().Candidates) != lastFP {
+				debounce.Stop()
+				check()
+			}
+			close(reply)
 		case <-debounce.C:
 			check()
 		case <-retry.C:
@@ -383,4 +430,16 @@ func offer(ch chan Event, ev Event) {
 	case ch <- ev:
 	default:
 	}
+}
+
+func sameCandidates(a, b []Candidate) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

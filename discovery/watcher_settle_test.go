@@ -1,0 +1,45 @@
+package discovery
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Issue 15.3: a state published while resmon's files were absent (mid-restart) must not
+// answer a call that arrives after the new files landed but before the debounced re-check.
+// The debounce and poll are an hour here, so the window stays open until Settle closes it:
+// no timing decides the outcome.
+func TestSettleSeesFilesWrittenSinceTheLastPass(t *testing.T) {
+	f := newFakeBackend(t)
+	dir := t.TempDir()
+	w := NewWatcher(stateTarget(dir), &WatchOptions{Debounce: time.Hour, Poll: time.Hour, Probe: testOpts(deadPort(t))})
+	var passes atomic.Int32
+	w.checkHook = func(discoveryResult, bool) { passes.Add(1) }
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	st := w.Wait(ctx, 0)
+	if st.Unavailable == nil || st.Unavailable.Reason != ReasonNoToken {
+		t.Fatalf("first check: %+v", st)
+	}
+
+	writeInstance(t, dir, f) // resmon's new files land; the debounced check is an hour away
+	if st := w.Current(); st.Backend != nil {
+		t.Fatalf("the window did not open: %+v", st)
+	}
+	st = w.Settle(ctx)
+	if st.Backend == nil || st.Backend.Port != f.Port {
+		t.Fatalf("Settle answered from the stale view: %+v", st.Unavailable)
+	}
+
+	// Nothing changed since: Settle makes no pass.
+	before := passes.Load()
+	if st := w.Settle(ctx); st.Backend == nil || passes.Load() != before {
+		t.Fatalf("Settle with nothing changed: %d passes, state %+v", passes.Load()-before, st.Unavailable)
+	}
+}
