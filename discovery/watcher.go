@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/resmongw/resmongw/scrub"
 )
 
 // EventKind says how a watcher's state changed.
@@ -44,6 +46,8 @@ const (
 	// retryWindow is how long after a file event (or Recheck, or start) failed checks
 	// are retried with backoff: the backend writes its token before it answers.
 	retryWindow = 10 * time.Second
+	// closeBound is how long Close waits for the discovery goroutine.
+	closeBound = 5 * time.Second
 )
 
 // retryBackoff is the delay before each successive retry inside the retry window.
@@ -78,6 +82,11 @@ type Watcher struct {
 	closed   bool
 	cancel   context.CancelFunc
 	done     chan struct{}
+
+	// held are scrub holds on the tokens of the current and the previous verified backend
+	// (owned by the run goroutine): a token in use can never be evicted from the scrubber,
+	// however many other tokens the process reads.
+	held []heldToken
 
 	// checkHook, set by tests before Start, sees every finished discovery pass and
 	// whether it was published (false: held back as a file caught mid-write).
@@ -148,7 +157,14 @@ func (w *Watcher) Close() error {
 	w.mu.Unlock()
 	if started {
 		cancel()
-		<-w.done
+		// Everything the pass does ends with its context (probes) or cannot block (files are
+		// opened non-blocking), so this is quick; the bound is for what no code controls, like
+		// a hung network filesystem, so that shutdown stays bounded whatever discovery does.
+		select {
+		case <-w.done:
+		case <-time.After(closeBound):
+			w.log("discovery: watcher did not stop in time; leaving it behind", "bound", closeBound.String())
+		}
 	}
 	w.mu.Lock()
 	for ch := range w.subs {
@@ -260,6 +276,12 @@ func (w *Watcher) log(msg string, kv ...any) {
 func (w *Watcher) run(ctx context.Context, l *loop) {
 	defer close(w.done)
 	defer l.close()
+	defer func() {
+		for _, h := range w.held {
+			h.release()
+		}
+		w.held = nil
+	}()
 
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
@@ -383,6 +405,7 @@ func (w *Watcher) publish(res discoveryResult, now time.Time) {
 	w.mu.Unlock()
 
 	if b := next.Backend; b != nil {
+		w.holdToken(b.Token.Reveal())
 		w.log("discovery: backend "+string(kind), "generation", next.Generation, "base_url", b.BaseURL,
 			"version", b.Version, "runtime_id", b.RuntimeID(), "port_source", string(b.PortSource))
 	} else {
@@ -442,4 +465,22 @@ func sameCandidates(a, b []Candidate) bool {
 		}
 	}
 	return true
+}
+
+type heldToken struct {
+	token   string
+	release func()
+}
+
+// holdToken keeps tok scrubbed while it is the current or the previous generation's token.
+// Only the run goroutine calls it.
+func (w *Watcher) holdToken(tok string) {
+	if n := len(w.held); n > 0 && w.held[n-1].token == tok {
+		return
+	}
+	w.held = append(w.held, heldToken{token: tok, release: scrub.Hold(tok)})
+	if len(w.held) > 2 {
+		w.held[0].release()
+		w.held = w.held[1:]
+	}
 }

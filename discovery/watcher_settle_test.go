@@ -2,9 +2,12 @@ package discovery
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/resmongw/resmongw/scrub"
 )
 
 // Issue 15.3: a state published while resmon's files were absent (mid-restart) must not
@@ -41,5 +44,29 @@ func TestSettleSeesFilesWrittenSinceTheLastPass(t *testing.T) {
 	before := passes.Load()
 	if st := w.Settle(ctx); st.Backend == nil || passes.Load() != before {
 		t.Fatalf("Settle with nothing changed: %d passes, state %+v", passes.Load()-before, st.Unavailable)
+	}
+}
+
+// Issue 10.5 at the watcher: while a backend is verified its token stays scrubbed, however
+// many other tokens the process reads meanwhile.
+func TestVerifiedTokenStaysScrubbed(t *testing.T) {
+	f := newFakeBackend(t)
+	dir := t.TempDir()
+	writeInstance(t, dir, f)
+	w := NewWatcher(stateTarget(dir), &WatchOptions{Debounce: time.Hour, Poll: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if st := w.Wait(ctx, 0); st.Backend == nil {
+		t.Fatalf("not verified: %+v", st.Unavailable)
+	}
+	for i := 0; i < 1000; i++ {
+		scrub.Add(fmt.Sprintf("other_token_%040d", i))
+	}
+	if scrub.String("echo "+f.Token()) != "echo "+scrub.Placeholder {
+		t.Fatal("the verified backend's token was evicted from the scrubber")
 	}
 }
