@@ -55,6 +55,7 @@ func ServeMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "resmongw serve: --request-timeout must be positive")
 		return 2
 	}
+	harden() // before any token is read: no core dumps, not dumpable
 	failf := func(format string, a ...any) int {
 		fmt.Fprintf(os.Stderr, "resmongw serve: "+format+"\n", a...)
 		return 1

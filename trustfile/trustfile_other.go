@@ -52,3 +52,6 @@ var errNotDir = errors.New("is not a directory")
 
 // ErrNotDir reports whether err says the path is not a directory.
 func ErrNotDir(err error) bool { return errors.Is(err, errNotDir) }
+
+// CheckHolder checks that dir is a directory.
+func CheckHolder(dir string) error { return CheckDir(dir) }

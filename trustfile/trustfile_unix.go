@@ -90,6 +90,50 @@ func CheckDir(dir string) error {
 	return nil
 }
 
+// CheckHolder checks a directory the daemon creates its own files in (the log's): it and
+// every directory above it must be owned by this user or root and writable by no one else
+// unless sticky. A sticky shared directory such as /tmp passes: others cannot rename or
+// remove a file of ours in it.
+func CheckHolder(dir string) error {
+	real, err := filepath.EvalSymlinks(filepath.Clean(dir))
+	if err != nil {
+		return err
+	}
+	real, err = filepath.Abs(real)
+	if err != nil {
+		return err
+	}
+	for p := real; ; p = filepath.Dir(p) {
+		if err := checkAncestor(p, dir); err != nil {
+			return err
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
+}
+
+func checkAncestor(a, dir string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(a, &st); err != nil {
+		return fmt.Errorf("cannot be checked: %s: %v", a, err)
+	}
+	mode := fileMode(uint32(st.Mode))
+	what := "(a directory above " + dir + ")"
+	if a == dir {
+		what = "(a directory)"
+	}
+	if st.Uid != 0 && st.Uid != uint32(os.Geteuid()) {
+		return &Error{Path: a, Problem: what + " belongs to another user, who could replace what is in it",
+			Found: found(st.Uid, mode), Fix: "use a directory tree that only you and root own"}
+	}
+	if mode.Perm()&0o022 != 0 && mode&fs.ModeSticky == 0 {
+		return &Error{Path: a, Problem: what + " is writable by other users, who could replace what is in it",
+			Found: found(st.Uid, mode), Fix: "run: chmod go-w " + shellQuote(a)}
+	}
+	return nil
+}
+
 // openDir checks dir and its ancestors as CheckDir does and returns an open descriptor of
 // it, so files are then opened relative to exactly the directory that was checked.
 func openDir(dir string) (int, error) {
@@ -116,18 +160,8 @@ func openDir(dir string) (int, error) {
 		chain = nil // the root itself is the directory
 	}
 	for _, a := range chain {
-		var st unix.Stat_t
-		if err := unix.Lstat(a, &st); err != nil {
-			return -1, fmt.Errorf("cannot be checked: %s: %v", a, err)
-		}
-		mode := fileMode(uint32(st.Mode))
-		if st.Uid != 0 && st.Uid != uint32(os.Geteuid()) {
-			return -1, &Error{Path: a, Problem: "(a directory above " + dir + ") belongs to another user, who could replace what is in it",
-				Found: found(st.Uid, mode), Fix: "keep resmon's state in a directory tree that only you and root own"}
-		}
-		if mode.Perm()&0o022 != 0 && mode&fs.ModeSticky == 0 {
-			return -1, &Error{Path: a, Problem: "(a directory above " + dir + ") is writable by other users, who could replace what is in it",
-				Found: found(st.Uid, mode), Fix: "run: chmod go-w " + shellQuote(a)}
+		if err := checkAncestor(a, dir); err != nil {
+			return -1, err
 		}
 	}
 	fd, err := unix.Open(real, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
