@@ -119,14 +119,6 @@ func readSmall(path string, kind trustfile.Kind) ([]byte, error) {
 	return trustfile.ReadFile(path, kind, maxSmallFile)
 }
 
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // parsePort accepts a decimal integer 1–65535, surrounding whitespace allowed.
 func parsePort(s string) (int, bool) {
 	s = strings.TrimSpace(s)
