@@ -123,6 +123,9 @@ func TestAttackUntrustedStateFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect("token file 0644", tf, "mode 0644", "chmod 600 "+tf)
+	if out := w.runStatus(ctx, simEnv(sim)...); !strings.Contains(out, `"presence": "untrusted"`) {
+		t.Fatalf("status does not show the token file as untrusted:\n%s", out)
+	}
 	if err := os.Chmod(tf, 0o600); err != nil {
 		t.Fatal(err)
 	}
