@@ -195,6 +195,9 @@ func TestAttackFIFOPortFile(t *testing.T) {
 			t.Fatalf("call %d with a FIFO port file: %v %v", i, r.code(), r.payload)
 		}
 	}
+	if out := w.runStatus(ctx, simEnv(sim)...); !strings.Contains(out, "a FIFO") {
+		t.Fatalf("status does not name the FIFO:\n%s", out)
+	}
 	if ignored := d.Stop(15 * time.Second); ignored {
 		t.Fatal("the daemon ignored SIGTERM with a FIFO port file")
 	}
