@@ -10,10 +10,18 @@ import (
 // every rename into it, the port file and the candidates' token files) so a change since a
 // pass began can be noticed without waiting for fsnotify.
 func fingerprint(r Resolved, cands []Candidate) string {
-	paths := []string{r.StateDir, r.PortFile}
+	return fingerprintPaths(r.StateDir, r.PortFile) + fingerprintTokens(r, cands)
+}
+
+func fingerprintTokens(r Resolved, cands []Candidate) string {
+	paths := make([]string, 0, len(cands))
 	for _, c := range cands {
 		paths = append(paths, TokenFile(r.StateDir, c.Port))
 	}
+	return fingerprintPaths(paths...)
+}
+
+func fingerprintPaths(paths ...string) string {
 	var sb strings.Builder
 	for _, p := range paths {
 		fi, err := os.Lstat(p)

@@ -88,6 +88,10 @@ type Watcher struct {
 	// however many other tokens the process reads.
 	held []heldToken
 
+	// passHook, set by tests before Start, runs right after each discovery pass has read
+	// the files and before its result is handled: where a file change lands "just after".
+	passHook func()
+
 	// checkHook, set by tests before Start, sees every finished discovery pass and
 	// whether it was published (false: held back as a file caught mid-write).
 	checkHook func(res discoveryResult, published bool)
@@ -307,14 +311,22 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 	}
 	check := func() {
 		pending = false
+		r := w.target.Resolve()
 		prevCands := w.Current().Candidates
-		lastFP = fingerprint(w.target.Resolve(), prevCands)
+		// Taken before the pass reads anything, so a file that changes while it runs (or
+		// after) differs from it.
+		files, tokens := fingerprintPaths(r.StateDir, r.PortFile), fingerprintTokens(r, prevCands)
 		res := discover(ctx, w.target, &w.probe)
-		if !sameCandidates(prevCands, res.candidates) {
-			// The pass read other token files than the fingerprint covers; take theirs now
-			// (a change in between still arrives as a file event).
-			lastFP = fingerprint(w.target.Resolve(), res.candidates)
+		if w.passHook != nil {
+			w.passHook()
 		}
+		if !sameCandidates(prevCands, res.candidates) {
+			// The pass read other token files than were fingerprinted; take theirs now. The
+			// directory and port file parts stay as they were before the pass: taking those now
+			// would hide files that landed after the pass read them (resmon restarting).
+			tokens = fingerprintTokens(r, res.candidates)
+		}
+		lastFP = files + tokens
 		if ctx.Err() != nil {
 			return // a pass cut short by Close says nothing about the backend
 		}

@@ -3,6 +3,8 @@ package discovery
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,6 +46,44 @@ func TestSettleSeesFilesWrittenSinceTheLastPass(t *testing.T) {
 	before := passes.Load()
 	if st := w.Settle(ctx); st.Backend == nil || passes.Load() != before {
 		t.Fatalf("Settle with nothing changed: %d passes, state %+v", passes.Load()-before, st.Unavailable)
+	}
+}
+
+// The restart itself: the pass that sees resmon's files gone (and so names another port) is
+// still finishing when the new files land. Settle must notice them: the fingerprint of the
+// directory and port file is the one taken before that pass read them, not after.
+func TestSettleSeesFilesThatLandedDuringThePass(t *testing.T) {
+	a, b := newFakeBackend(t), newFakeBackend(t)
+	dir := t.TempDir()
+	writeInstance(t, dir, a)
+	w := NewWatcher(stateTarget(dir), &WatchOptions{Debounce: time.Hour, Poll: time.Hour, Probe: testOpts(deadPort(t))})
+	var landNext atomic.Bool
+	w.passHook = func() {
+		if landNext.CompareAndSwap(true, false) {
+			writeInstance(t, dir, b) // the restarted backend's files, just after the pass read none
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if st := w.Wait(ctx, 0); st.Backend == nil || st.Backend.Port != a.Port {
+		t.Fatalf("first check: %+v", st.Unavailable)
+	}
+	// resmon stops: its files go.
+	for _, p := range []string{filepath.Join(dir, PortFileName), TokenFile(dir, a.Port)} {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	landNext.Store(true)
+	if st := w.Settle(ctx); st.Backend != nil || st.Unavailable == nil {
+		t.Fatalf("the pass with the files gone: %+v", st)
+	}
+	if st := w.Settle(ctx); st.Backend == nil || st.Backend.Port != b.Port {
+		t.Fatalf("Settle missed the files that landed during the last pass: %+v", st.Unavailable)
 	}
 }
 
