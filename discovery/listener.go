@@ -15,9 +15,9 @@ import (
 //
 // On Linux the check is made on the exact connection just opened: the kernel's record of
 // its server side (found with NETLINK_SOCK_DIAG, else /proc/net/tcp{,6}) carries the uid of
-// the listener that accepted it, so there is no window between checking and connecting. On
-// macOS no owner check is made (the platform offers no unprivileged way to learn another
-// process's socket owner that this code uses); the README says so.
+// the listener that accepted it, so there is no window between checking and sending. On
+// macOS no owner check is made (this code does not read the kernel's socket tables there);
+// the README says so.
 type VerifiedDialer struct {
 	net.Dialer
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os/user"
 	"strconv"
+	"strings"
 )
 
 // Kind says how private a file must be.
@@ -65,20 +66,8 @@ func stickyBit(mode fs.FileMode) uint32 {
 func shellQuote(p string) string {
 	for _, r := range p {
 		if !(r == '/' || r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "'" + stringsReplaceQuote(p) + "'"
+			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 		}
 	}
 	return p
-}
-
-func stringsReplaceQuote(p string) string {
-	out := make([]byte, 0, len(p))
-	for i := 0; i < len(p); i++ {
-		if p[i] == '\'' {
-			out = append(out, `'\''`...)
-			continue
-		}
-		out = append(out, p[i])
-	}
-	return string(out)
 }

@@ -156,3 +156,19 @@ func TestLargerThanMaxRefused(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// The fix is pasteable: a path with spaces (macOS's "Application Support") or a quote is
+// shell-quoted.
+func TestFixQuotesThePath(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "Application Support", "it's")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	want := `chmod 700 '` + strings.ReplaceAll(dir, "'", `'\''`) + `'`
+	if err := CheckDir(dir); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%v, want the fix %s", err, want)
+	}
+}
