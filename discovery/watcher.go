@@ -217,15 +217,16 @@ func (w *Watcher) Recheck() {
 	}
 }
 
-// Settle returns the state as of a check that saw the files as they are now: when a file
-// event is waiting out its debounce, or the state directory, port file or token file changed
-// since the last pass began (an event fsnotify has not delivered yet), it runs that check at
-// once and waits for it; otherwise it returns the current state without any I/O beyond a few
-// lstat calls. ctx bounds the wait.
+// Settle returns the state as of a discovery pass that began after Settle was called: it
+// runs one at once (concurrent callers share it) and waits for it, bounded by ctx. A caller
+// about to answer "unavailable" uses it so that the answer never comes from a view older
+// than the call, whatever fsnotify has delivered yet.
 //
 // It closes a window every restart opens: resmon removes its files, the watcher checks and
 // publishes "no token" for the default port, resmon writes its new files, and a call that
-// arrives before the debounced re-check would be answered from that intermediate view.
+// arrives before the debounced re-check would be answered from that intermediate view. A
+// pass costs file reads and, when a token is found, one health probe; it answers quickly
+// for a resmon that is not running.
 func (w *Watcher) Settle(ctx context.Context) State {
 	reply := make(chan struct{})
 	select {
@@ -299,34 +300,18 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 	var (
 		retryUntil time.Time // failed checks before this are retried
 		backoffIdx int
-		pending    bool   // a debounced check is due
-		lastFP     string // the files as the last pass began to read them
 	)
 	// nudge starts (or extends) a retry window and schedules a debounced check.
 	nudge := func() {
 		retryUntil = time.Now().Add(retryWindow)
 		backoffIdx = 0
 		debounce.Reset(w.opts.Debounce)
-		pending = true
 	}
 	check := func() {
-		pending = false
-		r := w.target.Resolve()
-		prevCands := w.Current().Candidates
-		// Taken before the pass reads anything, so a file that changes while it runs (or
-		// after) differs from it.
-		files, tokens := fingerprintPaths(r.StateDir, r.PortFile), fingerprintTokens(r, prevCands)
 		res := discover(ctx, w.target, &w.probe)
 		if w.passHook != nil {
 			w.passHook()
 		}
-		if !sameCandidates(prevCands, res.candidates) {
-			// The pass read other token files than were fingerprinted; take theirs now. The
-			// directory and port file parts stay as they were before the pass: taking those now
-			// would hide files that landed after the pass read them (resmon restarting).
-			tokens = fingerprintTokens(r, res.candidates)
-		}
-		lastFP = files + tokens
 		if ctx.Err() != nil {
 			return // a pass cut short by Close says nothing about the backend
 		}
@@ -370,11 +355,23 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 		case <-w.recheck:
 			nudge()
 		case reply := <-w.settle:
-			if pending || fingerprint(w.target.Resolve(), w.Current().Candidates) != lastFP {
-				debounce.Stop()
-				check()
+			// Every Settle blocked in its send right now asked before the pass below begins,
+			// so that one pass answers them all.
+			replies := []chan struct{}{reply}
+		drain:
+			for {
+				select {
+				case r := <-w.settle:
+					replies = append(replies, r)
+				default:
+					break drain
+				}
 			}
-			close(reply)
+			debounce.Stop()
+			check()
+			for _, r := range replies {
+				close(r)
+			}
 		case <-debounce.C:
 			check()
 		case <-retry.C:
@@ -465,18 +462,6 @@ func offer(ch chan Event, ev Event) {
 	case ch <- ev:
 	default:
 	}
-}
-
-func sameCandidates(a, b []Candidate) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 type heldToken struct {

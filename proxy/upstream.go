@@ -162,10 +162,10 @@ func (u *Upstream) state(ctx context.Context) (discovery.State, *ToolError) {
 	}
 }
 
-// settled gives a watcher that can tell (discovery.Watcher.Settle) the chance to re-check
-// files that changed since its last pass before an unavailable answer is given: a call
-// arriving just after resmon rewrote its files must not be answered from the moment they
-// were absent. It reports whether that check found a backend (and then *st is it).
+// settled asks a watcher that can (discovery.Watcher.Settle) for a pass that begins after
+// this call arrived before an unavailable answer is given: a call arriving just after resmon
+// rewrote its files must not be answered from the moment they were absent. It reports
+// whether that pass found a backend (and then *st is it).
 func (u *Upstream) settled(ctx context.Context, st *discovery.State) bool {
 	s, ok := u.src.(interface {
 		Settle(context.Context) discovery.State
