@@ -212,6 +212,7 @@ func (e signalError) Error() string { return "received " + e.sig.String() }
 // HUP) or a stop asked for over the socket, 1 when another daemon holds the lock, startup
 // fails or the listener fails for good (so a service manager restarts it), 2 on bad settings.
 func ServeMain(c Config, stderr io.Writer) int {
+	harden() // before any token is read: no core dumps, not dumpable
 	failf := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "resmongw serve: "+format+"\n", a...)
 		return code

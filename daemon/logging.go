@@ -14,18 +14,20 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/resmongw/resmongw/scrub"
+	"github.com/resmongw/resmongw/trustfile"
 )
 
 // newLogger logs JSON to a rotated, buffered file (mode 0600) and, when asked, to stderr
 // (unbuffered); never to stdout. Sampling is off (a quiet daemon must not drop the one line that explains a
 // failure). Every entry is scrubbed twice: fields by scrubCore, bytes by scrubWriter.
 func newLogger(path string, stderr bool) (*zap.Logger, func(), error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, nil, fmt.Errorf("log directory: %w", err)
-	}
-	// lumberjack creates new files 0600 but keeps an existing file's mode.
-	if err := os.Chmod(path, 0o600); err != nil && !os.IsNotExist(err) {
-		return nil, nil, fmt.Errorf("log file: %w", err)
+	return newLoggerTo(path, stderr, os.Stderr)
+}
+
+// newLoggerTo is newLogger with the writer that hears about a failing log file (noise).
+func newLoggerTo(path string, stderr bool, noise io.Writer) (*zap.Logger, func(), error) {
+	if err := openLogFile(path); err != nil {
+		return nil, nil, err
 	}
 	lj := &lumberjack.Logger{Filename: path, MaxSize: 10, MaxBackups: 3, MaxAge: 28}
 	enc := zap.NewProductionEncoderConfig()
@@ -34,13 +36,31 @@ func newLogger(path string, stderr bool) (*zap.Logger, func(), error) {
 	// cost. Entries reach the file within a second, at once when 256 KiB pile up, and on Stop
 	// (shutdown); only a SIGKILL can lose the last second. A flush never splits an entry, so
 	// scrubbing whole flushes is as safe as scrubbing each entry.
-	file := &zapcore.BufferedWriteSyncer{WS: zapcore.AddSync(scrubWriter{lj}), Size: 256 << 10, FlushInterval: time.Second}
+	file := newLogSink(scrubWriter{lj}, 256<<10, time.Second, noise)
 	cores := []zapcore.Core{zapcore.NewCore(zapcore.NewJSONEncoder(enc), file, zap.InfoLevel)}
 	if stderr {
 		cores = append(cores, zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(scrubWriter{os.Stderr})), zap.InfoLevel))
 	}
-	log := zap.New(scrubCore{zapcore.NewTee(cores...)})
-	return log, func() { _ = log.Sync(); _ = file.Stop(); _ = lj.Close() }, nil
+	// zap reports a failed write on ErrorOutput once per entry; the sink never fails a write
+	// (it reports itself, bounded), so this only catches a failing stderr, and quietly.
+	log := zap.New(scrubCore{zapcore.NewTee(cores...)}, zap.ErrorOutput(zapcore.AddSync(io.Discard)))
+	return log, func() { _ = log.Sync(); file.Stop(); _ = lj.Close() }, nil
+}
+
+// openLogFile makes sure the log file is ours before lumberjack opens it by name: its
+// directory is created 0700 and it and its ancestors must be ours or root's and writable by
+// nobody else unless sticky (trustfile.CheckHolder: so nobody can swap the file later), and the file is created or opened with O_NOFOLLOW, so a symlink planted there
+// is refused rather than followed (it used to be chmodded and appended to), and it must be a
+// regular file of our own; it is then made 0600.
+func openLogFile(path string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("log directory: %w", err)
+	}
+	if err := trustfile.CheckHolder(dir); err != nil {
+		return fmt.Errorf("log directory: %w", err)
+	}
+	return checkLogFile(path)
 }
 
 // scrubWriter removes registered tokens from encoded log bytes: the last line of defence,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/trustfile"
 )
 
 // Status is what `resmongw status` shows, and its --json form.
@@ -62,6 +63,7 @@ const (
 	TokenEmpty      = "unusable (empty)"
 	TokenMalformed  = "unusable (not token-shaped)"
 	TokenUnreadable = "unreadable"
+	TokenUntrusted  = "untrusted" // refused unread: another owner, readable by others, a symlink, a FIFO
 )
 
 // TokenStatus is one token file's presence.
@@ -177,6 +179,8 @@ func tokenFilePresence(stateDir string, port int) string {
 	switch {
 	case err == nil:
 		return TokenPresent
+	case errors.As(err, new(*trustfile.Error)):
+		return TokenUntrusted
 	case errors.Is(err, fs.ErrNotExist):
 		return TokenAbsent
 	case errors.Is(err, discovery.ErrTokenEmpty):

@@ -65,13 +65,17 @@ func TestTokenPresenceJudgesTheContent(t *testing.T) {
 	write(1003, "  \n")
 	write(1004, "not a token!")
 	write(1005, "short")
-	if err := os.Mkdir(discovery.TokenFile(dir, 1006), 0o700); err != nil { // cannot be read as a file
+	if err := os.Mkdir(discovery.TokenFile(dir, 1006), 0o700); err != nil { // not a regular file: refused unread
+		t.Fatal(err)
+	}
+	write(1008, token)
+	if err := os.Chmod(discovery.TokenFile(dir, 1008), 0o644); err != nil { // readable by others: refused unread
 		t.Fatal(err)
 	}
 	want := map[int]string{1001: TokenPresent, 1002: TokenEmpty, 1003: TokenEmpty, 1004: TokenMalformed,
-		1005: TokenMalformed, 1006: TokenUnreadable, 1007: TokenAbsent}
+		1005: TokenMalformed, 1006: TokenUntrusted, 1007: TokenAbsent, 1008: TokenUntrusted}
 	st := discovery.State{Resolved: discovery.Resolved{StateDir: dir}}
-	for port := 1001; port <= 1007; port++ {
+	for port := 1001; port <= 1008; port++ {
 		st.Candidates = append(st.Candidates, discovery.Candidate{Port: port})
 	}
 	got := tokenPresence(st)

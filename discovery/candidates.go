@@ -3,18 +3,19 @@ package discovery
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/resmongw/resmongw/trustfile"
 )
 
 // maxSmallFile bounds how much of a port or token file is read: both hold a few bytes,
 // and a huge file is garbage, not a reason to allocate.
 const maxSmallFile = 4096
 
-// Candidates lists the ports to try, in order: RESMON_PORT, then the port file, then
+// Candidates lists the ports to try. There is always exactly one: RESMON_PORT when it is
+// set (and then the port file is not read), else the port the port file names, else
 // DefaultPort only when neither named a port. A value that is set but is not a port is
 // reported as Unavailable instead of being skipped: skipping it would widen the search
 // to 8742, which may be a different installation.
@@ -49,16 +50,20 @@ func candidates(t Target, r Resolved, defPort int) (cands []Candidate, bad *Unav
 				Chain: chain,
 			}, chain, false
 		}
-		chain = append(chain, fmt.Sprintf("port %d from RESMON_PORT", p))
+		// A named port is the only candidate (contract v2.3: a named port "never falls through
+		// to another port"): the port file is not even read, so a port file naming some other
+		// live backend can never answer for a harness that pinned RESMON_PORT.
+		chain = append(chain, fmt.Sprintf("port %d from RESMON_PORT, the only candidate (the port file is not read when RESMON_PORT is set)", p))
 		add(p, SourceEnv)
+		return out, nil, chain, false
 	}
 
 	p, present, blank, err := readPortFile(r.PortFile)
+	var untrusted *trustfile.Error
 	switch {
-	case err != nil && len(out) > 0:
-		// RESMON_PORT already named the instance; an unreadable port file cannot widen
-		// that choice, so it is noted rather than fatal.
-		chain = append(chain, fmt.Sprintf("port file %s (from %s) %v; ignored because RESMON_PORT names the port", r.PortFile, r.PortFileSource, err))
+	case errors.As(err, &untrusted):
+		chain = append(chain, fmt.Sprintf("port file (from %s) refused: %v", r.PortFileSource, err))
+		return nil, untrustedFile(err, chain), chain, false
 	case err != nil:
 		line := fmt.Sprintf("port file %s (from %s) %v", r.PortFile, r.PortFileSource, err)
 		chain = append(chain, line)
@@ -88,7 +93,7 @@ func candidates(t Target, r Resolved, defPort int) (cands []Candidate, bad *Unav
 // file names no port; an empty file is also what an in-place writer leaves for a moment,
 // which the watcher treats as transient. Anything else that is not a port is an error.
 func readPortFile(path string) (port int, present, blank bool, err error) {
-	data, err := readSmall(path)
+	data, err := readSmall(path, trustfile.Public)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, false, nil
 	}
@@ -106,43 +111,12 @@ func readPortFile(path string) (port int, present, blank bool, err error) {
 	return p, true, false, nil
 }
 
-// readSmall reads at most maxSmallFile bytes of a regular file, with errors that say
-// what was wrong in words (they end up in Chain lines and messages).
-func readSmall(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, err
-		case errors.Is(err, fs.ErrPermission):
-			return nil, errors.New("is not readable (permission denied)")
-		}
-		return nil, fmt.Errorf("cannot be opened (%v)", unwrapPathErr(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("cannot be read (%v)", unwrapPathErr(err))
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New("is not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxSmallFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("cannot be read (%v)", unwrapPathErr(err))
-	}
-	if len(data) > maxSmallFile {
-		return nil, fmt.Errorf("is larger than %d bytes", maxSmallFile)
-	}
-	return data, nil
-}
-
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
+// readSmall reads at most maxSmallFile bytes of a file the daemon must trust (see
+// trustfile: owned by us, writable by nobody else, a regular file, never through a
+// symlink, never blocking on a FIFO), with errors that say what was wrong in words (they end
+// up in Chain lines and messages). A refusal is a *trustfile.Error.
+func readSmall(path string, kind trustfile.Kind) ([]byte, error) {
+	return trustfile.ReadFile(path, kind, maxSmallFile)
 }
 
 // parsePort accepts a decimal integer 1–65535, surrounding whitespace allowed.

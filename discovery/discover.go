@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 	"time"
+
+	"github.com/resmongw/resmongw/trustfile"
 )
 
 // Options tune Discover. The zero value (or nil) means the contract's defaults.
@@ -83,21 +84,29 @@ func discover(ctx context.Context, t Target, opts *Options) discoveryResult {
 		}
 		return res
 	}
-	switch st, err := os.Stat(r.StateDir); {
+	// StrictModes before a byte is read: a state directory someone else can write is one
+	// where they choose the port file and the token file, and so where our token goes.
+	var untrusted *trustfile.Error
+	switch err := trustfile.CheckDir(r.StateDir); {
+	case err == nil:
+		chain = append(chain, stateLine+" exists")
 	case errors.Is(err, fs.ErrNotExist):
 		// Not fatal: every candidate becomes no_token, naming the directory.
 		stateDirOK = false
 		chain = append(chain, stateLine+" does not exist — resmon has never run with this state dir")
-	case err != nil:
-		chain = append(chain, fmt.Sprintf("%s cannot be read (%v)", stateLine, unwrapPathErr(err)))
-		res.unavail = badStateDir(r, fmt.Sprintf("cannot be read (%v)", unwrapPathErr(err)), chain)
+	case errors.As(err, &untrusted):
+		chain = append(chain, stateLine+" refused: "+err.Error())
+		res.unavail = untrustedFile(err, chain)
+		res.unavail.Tried = []string{}
 		return res
-	case !st.IsDir():
+	case trustfile.ErrNotDir(err):
 		chain = append(chain, stateLine+" is not a directory")
 		res.unavail = badStateDir(r, "is not a directory", chain)
 		return res
 	default:
-		chain = append(chain, stateLine+" exists")
+		chain = append(chain, fmt.Sprintf("%s cannot be read (%v)", stateLine, err))
+		res.unavail = badStateDir(r, fmt.Sprintf("cannot be read (%v)", err), chain)
+		return res
 	}
 
 	cands, bad, candChain, blank := candidates(t, r, o.defaultPort)
@@ -114,10 +123,16 @@ func discover(ctx context.Context, t Target, opts *Options) discoveryResult {
 	u := &Unavailable{Tried: []string{}}
 	var badHealth []string
 	var lowVersions []string
+	var refusedFile, refusedListener error
 	for _, c := range cands {
 		base := "http://127.0.0.1:" + strconv.Itoa(c.Port)
 		u.Tried = append(u.Tried, base)
 		tok, err := ReadToken(r.StateDir, c.Port)
+		if errors.As(err, &untrusted) {
+			chain = append(chain, "token file refused: "+err.Error())
+			refusedFile = err
+			continue
+		}
 		if err != nil {
 			u.NoToken = append(u.NoToken, base)
 			if stateDirOK {
@@ -133,6 +148,8 @@ func discover(ctx context.Context, t Target, opts *Options) discoveryResult {
 		pr := probeHealth(ctx, c.Port, tok, o.ProbeTimeout, minVer)
 		chain = append(chain, describeProbe(base, pr))
 		switch pr.outcome {
+		case probeUntrusted:
+			refusedListener = pr.err
 		case probeRefused:
 			u.TokenRefused = append(u.TokenRefused, base)
 		case probeBadBody:
@@ -163,6 +180,16 @@ func discover(ctx context.Context, t Target, opts *Options) discoveryResult {
 	}
 
 	switch {
+	case refusedFile != nil:
+		uf := untrustedFile(refusedFile, chain)
+		uf.Tried = u.Tried
+		res.unavail = uf
+		return res
+	case refusedListener != nil:
+		u.Reason = ReasonUntrustedListener
+		u.Message = fmt.Sprintf("Something is listening on %s, but it is not resmon run by you: %v. "+
+			"The token was not sent to it. If resmon crashed, start it again; another user's program may be holding its port.",
+			u.Tried[len(u.Tried)-1], refusedListener)
 	case len(u.Rejected) > 0:
 		u.Reason = ReasonVersionRejected
 		u.Message = fmt.Sprintf("Found a resmon backend, but it is version %s, which this MCP server cannot speak for "+
@@ -190,6 +217,17 @@ func discover(ctx context.Context, t Target, opts *Options) discoveryResult {
 	u.Chain = chain
 	res.unavail = u
 	return res
+}
+
+// untrustedFile is the answer when a file or directory fails trustfile's checks: it names
+// the path, the owner and mode found and the fix, and says that nothing was sent.
+func untrustedFile(err error, chain []string) *Unavailable {
+	return &Unavailable{
+		Reason: ReasonUntrustedFile,
+		Message: "resmon's files cannot be trusted, so the gateway did not read them or send a token anywhere: " +
+			err.Error() + ".",
+		Chain: chain,
+	}
 }
 
 func badStateDir(r Resolved, what string, chain []string) *Unavailable {

@@ -99,8 +99,8 @@ func TestCandidates(t *testing.T) {
 		t.Fatalf("port file only: got %v %v", c, u)
 	}
 	c, u = Candidates(Target{Port: "8791"}, r)
-	if u != nil || len(c) != 2 || c[0] != (Candidate{8791, SourceEnv}) || c[1] != (Candidate{9001, SourcePortFile}) {
-		t.Fatalf("env then file: got %v %v", c, u)
+	if u != nil || len(c) != 1 || c[0] != (Candidate{8791, SourceEnv}) {
+		t.Fatalf("RESMON_PORT pins, the port file is not a second candidate: got %v %v", c, u)
 	}
 	c, _ = Candidates(Target{Port: "9001"}, r)
 	if len(c) != 1 || c[0] != (Candidate{9001, SourceEnv}) {
@@ -140,7 +140,7 @@ func TestCandidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, u = Candidates(Target{}, r)
-	if u == nil || u.Reason != ReasonBadPortFile || !strings.Contains(u.Message, "not a regular file") {
+	if u == nil || u.Reason != ReasonUntrustedFile || !strings.Contains(u.Message, "not a regular file") {
 		t.Errorf("port file is a directory: got %+v", u)
 	}
 }
@@ -281,49 +281,37 @@ func TestDiscoverNamedPortNeverWidened(t *testing.T) {
 	}
 }
 
-func TestDiscoverEnvThenFileInOrder(t *testing.T) {
-	f := newFakeBackend(t)
-	dir := t.TempDir()
-	writeInstance(t, dir, f)
-	dead := deadPort(t)
-	writeAtomic(t, TokenFile(dir, dead), testkit.NewToken(t))
-	tg := stateTarget(dir)
-	tg.Port = strconv.Itoa(dead)
-	b, u, _, cands := Discover(context.Background(), tg, nil)
-	if u != nil || b.Port != f.Port || b.PortSource != SourcePortFile {
-		t.Fatalf("got %+v %+v", b, u)
-	}
-	if len(cands) != 2 || cands[0] != (Candidate{dead, SourceEnv}) || cands[1] != (Candidate{f.Port, SourcePortFile}) {
-		t.Fatalf("candidates %v", cands)
-	}
-
-	f.stop()
-	_, u, _, _ = Discover(context.Background(), tg, nil)
-	if u == nil || len(u.Tried) != 2 || u.Tried[0] != baseOf(dead) || u.Tried[1] != f.Base || u.Reason != ReasonNotRunning {
-		t.Fatalf("both dead: %+v", u)
-	}
-}
-
-func TestDiscoverSkipsNon200ForNextCandidate(t *testing.T) {
+// Issue 11.3 / contract v2.3: a named port "never falls through to another port". With
+// RESMON_PORT naming a dead port (or one answering 500) and a port file naming a live backend,
+// the answer is unavailable for the named port, and the live backend sees no request at all.
+func TestDiscoverNamedPortIsTheOnlyCandidate(t *testing.T) {
+	live := newFakeBackend(t)
 	bad := newFakeBackend(t)
 	bad.set(func(f *fakeBackend) { f.status = 500 })
-	good := newFakeBackend(t)
 	dir := t.TempDir()
-	writeInstance(t, dir, good)
+	writeInstance(t, dir, live) // port file and token of the live backend
 	writeAtomic(t, TokenFile(dir, bad.Port), bad.Token())
-	tg := stateTarget(dir)
-	tg.Port = strconv.Itoa(bad.Port)
-	b, u, _, _ := Discover(context.Background(), tg, nil)
-	if u != nil || b.Port != good.Port {
-		t.Fatalf("got %+v %+v", b, u)
-	}
-	if !strings.Contains(strings.Join(b.Chain, "\n"), "GET "+bad.Base+"/api/health → 500") {
-		t.Errorf("chain does not record the 500: %v", b.Chain)
-	}
-	for _, r := range append(bad.requests(), good.requests()...) {
-		if r.Path != "/api/health" {
-			t.Errorf("probe went to %s", r.Path)
+	dead := deadPort(t)
+	writeAtomic(t, TokenFile(dir, dead), testkit.NewToken(t))
+	for _, named := range []int{dead, bad.Port} {
+		tg := stateTarget(dir)
+		tg.Port = strconv.Itoa(named)
+		b, u, _, cands := Discover(context.Background(), tg, nil)
+		if b != nil || u == nil || len(u.Tried) != 1 || u.Tried[0] != baseOf(named) {
+			t.Fatalf("RESMON_PORT=%d: got %+v %+v, want unavailable naming only that port", named, b, u)
 		}
+		if len(cands) != 1 || cands[0] != (Candidate{named, SourceEnv}) {
+			t.Fatalf("RESMON_PORT=%d: candidates %v", named, cands)
+		}
+		if !strings.Contains(strings.Join(u.Chain, "\n"), "the port file is not read when RESMON_PORT is set") {
+			t.Errorf("chain does not state the rule: %v", u.Chain)
+		}
+	}
+	if n := len(live.requests()); n != 0 {
+		t.Fatalf("the port file's backend got %d requests although RESMON_PORT named another port", n)
+	}
+	if n := len(bad.requests()); n != 1 {
+		t.Fatalf("the named port got %d probes, want 1", n)
 	}
 }
 
@@ -335,10 +323,8 @@ func TestDiscoverNoToken(t *testing.T) {
 		"missing":   func() {},
 		"empty":     func() { writeInPlace(t, TokenFile(dir, f.Port), "") },
 		"malformed": func() { writeInPlace(t, TokenFile(dir, f.Port), "not a token!") },
-		"directory": func() { os.Mkdir(TokenFile(dir, f.Port), 0o700) },
 	}
-	wantLine := map[string]string{"missing": "does not exist", "empty": "is empty", "malformed": "does not hold a token",
-		"directory": "is not a regular file"}
+	wantLine := map[string]string{"missing": "does not exist", "empty": "is empty", "malformed": "does not hold a token"}
 	for name, setup := range cases {
 		os.RemoveAll(TokenFile(dir, f.Port))
 		setup()
@@ -432,35 +418,6 @@ func TestDiscoverVersionGuard(t *testing.T) {
 	}
 }
 
-// rejected beats token_refused beats no_token, whatever the candidate order.
-func TestDiscoverMessagePrecedence(t *testing.T) {
-	old := newFakeBackend(t)
-	old.set(func(f *fakeBackend) { f.version = "1.7.9" })
-	refusing := newFakeBackend(t)
-	noTok := deadPort(t)
-	dir := t.TempDir()
-	writeAtomic(t, TokenFile(dir, old.Port), old.Token())
-	writeAtomic(t, TokenFile(dir, refusing.Port), testkit.NewToken(t))
-
-	tg := stateTarget(dir)
-	tg.Port = strconv.Itoa(noTok)
-	writeAtomic(t, filepath.Join(dir, PortFileName), strconv.Itoa(refusing.Port))
-	_, u, _, _ := Discover(context.Background(), tg, nil)
-	if u.Reason != ReasonTokenRefused || len(u.NoToken) != 1 || len(u.TokenRefused) != 1 {
-		t.Errorf("no_token + token_refused: %+v", u)
-	}
-	if _, has := u.Detail()["no_token"]; has {
-		t.Errorf("detail carries the list that did not choose the message: %v", u.Detail())
-	}
-
-	tg.Port = strconv.Itoa(refusing.Port)
-	writeAtomic(t, filepath.Join(dir, PortFileName), strconv.Itoa(old.Port))
-	_, u, _, _ = Discover(context.Background(), tg, nil)
-	if u.Reason != ReasonVersionRejected || len(u.TokenRefused) != 1 || len(u.Rejected) != 1 || len(u.Tried) != 2 {
-		t.Errorf("token_refused + rejected: %+v", u)
-	}
-}
-
 func TestDiscoverBadInputs(t *testing.T) {
 	root := t.TempDir()
 
@@ -510,15 +467,6 @@ func TestDiscoverHealthNotJSON(t *testing.T) {
 		if b != nil || u == nil || u.Reason != ReasonBadHealth || !strings.Contains(u.Message, f.Base) {
 			t.Errorf("body %q: %+v %+v", body, b, u)
 		}
-	}
-	// A good second candidate still wins.
-	good := newFakeBackend(t)
-	writeAtomic(t, TokenFile(dir, good.Port), good.Token())
-	tg := stateTarget(dir)
-	tg.Port = strconv.Itoa(f.Port)
-	writeAtomic(t, filepath.Join(dir, PortFileName), strconv.Itoa(good.Port))
-	if b, u, _, _ := Discover(context.Background(), tg, nil); b == nil || b.Port != good.Port {
-		t.Errorf("good second candidate: %+v", u)
 	}
 }
 

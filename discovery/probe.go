@@ -23,6 +23,7 @@ type probeOutcome int
 
 const (
 	probeTransport   probeOutcome = iota // no HTTP answer: next candidate, silently
+	probeUntrusted                       // the listener belongs to another user: nothing sent
 	probeRefused                         // 401: the token is not this backend's
 	probeOtherStatus                     // any other non-200: skipped
 	probeBadBody                         // 200 but not a JSON object
@@ -50,9 +51,10 @@ func probeHealth(ctx context.Context, port int, tok Token, timeout time.Duration
 	defer cancel()
 	hostPort := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	tr := &http.Transport{
-		Proxy:               nil,
-		DisableKeepAlives:   true,
-		DialContext:         (&net.Dialer{Timeout: timeout}).DialContext,
+		Proxy:             nil,
+		DisableKeepAlives: true,
+		// The listener's owner is checked before the request (and its token) is written.
+		DialContext:         (&VerifiedDialer{Dialer: net.Dialer{Timeout: timeout}}).DialContext,
 		TLSHandshakeTimeout: timeout,
 	}
 	defer tr.CloseIdleConnections()
@@ -70,6 +72,10 @@ func probeHealth(ctx context.Context, port int, tok Token, timeout time.Duration
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "resmongw")
 	resp, err := client.Do(req)
+	var ule *UntrustedListenerError
+	if errors.As(err, &ule) {
+		return probeResult{outcome: probeUntrusted, err: ule}
+	}
 	if err != nil {
 		return probeResult{outcome: probeTransport, err: describeTransportErr(err)}
 	}
@@ -246,6 +252,8 @@ func describeProbe(base string, r probeResult) string {
 	switch r.outcome {
 	case probeTransport:
 		return head + fmt.Sprintf("no answer (%v)", r.err)
+	case probeUntrusted:
+		return "GET " + base + "/api/health not sent: " + r.err.Error()
 	case probeRefused, probeOtherStatus:
 		s := head + strconv.Itoa(r.status)
 		if r.reason != "" {

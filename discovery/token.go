@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/resmongw/resmongw/scrub"
+	"github.com/resmongw/resmongw/trustfile"
 )
 
 // tokenPattern is the backend's accepted token format (backend §3.2).
@@ -37,15 +38,22 @@ func TokenFile(stateDir string, port int) string {
 	return filepath.Join(stateDir, TokenFilePrefix+strconv.Itoa(port))
 }
 
-// ReadToken reads <stateDir>/api-token-<port>, trims it and checks its shape. Every
+// ReadToken reads <stateDir>/api-token-<port>, trims it and checks its shape. The file
+// must pass trustfile's checks as a secret (ours, 0600 or stricter, a regular file, not a
+// symlink, in a directory only we can write); a refusal is a *trustfile.Error and the file
+// is not read at all. Every
 // token-like value it reads, usable or not, is registered with scrub first, so a stale
 // token can never leak through a log or an error later. Errors never contain the value.
 func ReadToken(stateDir string, port int) (Token, error) {
 	path := TokenFile(stateDir, port)
-	data, err := readSmall(path)
+	data, err := readSmall(path, trustfile.Secret)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("token file %s %w", path, errTokenMissing{})
+		}
+		var untrusted *trustfile.Error
+		if errors.As(err, &untrusted) {
+			return "", fmt.Errorf("token file %w", err) // the refusal names the path itself
 		}
 		return "", fmt.Errorf("token file %s %w", path, err)
 	}

@@ -122,6 +122,13 @@ const (
 	ReasonBadPortFile     Reason = "bad_port_file"     // the port file exists but does not hold a port
 	ReasonBadStateDir     Reason = "bad_state_dir"     // the state directory is not a directory / unreadable
 	ReasonBadHealth       Reason = "bad_health_answer" // answered, but not a readable health body
+	// ReasonUntrustedFile: the state directory, the port file or the token file is not ours
+	// alone (another owner, writable by others, a symlink, a FIFO): nothing was read from it
+	// and no token was sent anywhere.
+	ReasonUntrustedFile Reason = "untrusted_file"
+	// ReasonUntrustedListener: the port is held by a listening socket that belongs to another
+	// user; the token was not sent to it.
+	ReasonUntrustedListener Reason = "untrusted_listener"
 )
 
 // Unavailable says why no backend is verified: the contract's backend_unavailable, with the

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/resmongw/resmongw/scrub"
 )
 
 // EventKind says how a watcher's state changed.
@@ -44,6 +46,8 @@ const (
 	// retryWindow is how long after a file event (or Recheck, or start) failed checks
 	// are retried with backoff: the backend writes its token before it answers.
 	retryWindow = 10 * time.Second
+	// closeBound is how long Close waits for the discovery goroutine.
+	closeBound = 5 * time.Second
 )
 
 // retryBackoff is the delay before each successive retry inside the retry window.
@@ -67,6 +71,7 @@ type Watcher struct {
 	probe  Options
 
 	recheck chan struct{} // capacity 1: coalesces requests
+	settle  chan chan struct{}
 
 	mu       sync.Mutex
 	state    State
@@ -77,6 +82,15 @@ type Watcher struct {
 	closed   bool
 	cancel   context.CancelFunc
 	done     chan struct{}
+
+	// held are scrub holds on the tokens of the current and the previous verified backend
+	// (owned by the run goroutine): a token in use can never be evicted from the scrubber,
+	// however many other tokens the process reads.
+	held []heldToken
+
+	// passHook, set by tests before Start, runs right after each discovery pass has read
+	// the files and before its result is handled: where a file change lands "just after".
+	passHook func()
 
 	// checkHook, set by tests before Start, sees every finished discovery pass and
 	// whether it was published (false: held back as a file caught mid-write).
@@ -104,6 +118,7 @@ func NewWatcher(t Target, opts *WatchOptions) *Watcher {
 		opts:     o,
 		probe:    o.Probe.withDefaults(),
 		recheck:  make(chan struct{}, 1),
+		settle:   make(chan chan struct{}),
 		changed:  make(chan struct{}),
 		closedCh: make(chan struct{}),
 		subs:     map[chan Event]struct{}{},
@@ -146,7 +161,14 @@ func (w *Watcher) Close() error {
 	w.mu.Unlock()
 	if started {
 		cancel()
-		<-w.done
+		// Everything the pass does ends with its context (probes) or cannot block (files are
+		// opened non-blocking), so this is quick; the bound is for what no code controls, like
+		// a hung network filesystem, so that shutdown stays bounded whatever discovery does.
+		select {
+		case <-w.done:
+		case <-time.After(closeBound):
+			w.log("discovery: watcher did not stop in time; leaving it behind", "bound", closeBound.String())
+		}
 	}
 	w.mu.Lock()
 	for ch := range w.subs {
@@ -195,6 +217,35 @@ func (w *Watcher) Recheck() {
 	}
 }
 
+// Settle returns the state as of a discovery pass that began after Settle was called: it
+// runs one at once (concurrent callers share it) and waits for it, bounded by ctx. A caller
+// about to answer "unavailable" uses it so that the answer never comes from a view older
+// than the call, whatever fsnotify has delivered yet.
+//
+// It closes a window every restart opens: resmon removes its files, the watcher checks and
+// publishes "no token" for the default port, resmon writes its new files, and a call that
+// arrives before the debounced re-check would be answered from that intermediate view. A
+// pass costs file reads and, when a token is found, one health probe; it answers quickly
+// for a resmon that is not running.
+func (w *Watcher) Settle(ctx context.Context) State {
+	reply := make(chan struct{})
+	select {
+	case w.settle <- reply:
+	case <-ctx.Done():
+		return w.Current()
+	case <-w.closedCh:
+		return w.Current()
+	case <-w.done:
+		return w.Current()
+	}
+	select {
+	case <-reply:
+	case <-ctx.Done():
+	case <-w.closedCh:
+	}
+	return w.Current()
+}
+
 // Subscribe returns a channel of generation changes and a function that ends the
 // subscription. The channel holds one event: a subscriber that falls behind gets the
 // latest event, never a blocked watcher. The channel is closed by cancel or Close.
@@ -230,6 +281,12 @@ func (w *Watcher) log(msg string, kv ...any) {
 func (w *Watcher) run(ctx context.Context, l *loop) {
 	defer close(w.done)
 	defer l.close()
+	defer func() {
+		for _, h := range w.held {
+			h.release()
+		}
+		w.held = nil
+	}()
 
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
@@ -252,6 +309,9 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 	}
 	check := func() {
 		res := discover(ctx, w.target, &w.probe)
+		if w.passHook != nil {
+			w.passHook()
+		}
 		if ctx.Err() != nil {
 			return // a pass cut short by Close says nothing about the backend
 		}
@@ -294,6 +354,24 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 			nudge()
 		case <-w.recheck:
 			nudge()
+		case reply := <-w.settle:
+			// Every Settle blocked in its send right now asked before the pass below begins,
+			// so that one pass answers them all.
+			replies := []chan struct{}{reply}
+		drain:
+			for {
+				select {
+				case r := <-w.settle:
+					replies = append(replies, r)
+				default:
+					break drain
+				}
+			}
+			debounce.Stop()
+			check()
+			for _, r := range replies {
+				close(r)
+			}
 		case <-debounce.C:
 			check()
 		case <-retry.C:
@@ -336,6 +414,7 @@ func (w *Watcher) publish(res discoveryResult, now time.Time) {
 	w.mu.Unlock()
 
 	if b := next.Backend; b != nil {
+		w.holdToken(b.Token.Reveal())
 		w.log("discovery: backend "+string(kind), "generation", next.Generation, "base_url", b.BaseURL,
 			"version", b.Version, "runtime_id", b.RuntimeID(), "port_source", string(b.PortSource))
 	} else {
@@ -382,5 +461,23 @@ func offer(ch chan Event, ev Event) {
 	select {
 	case ch <- ev:
 	default:
+	}
+}
+
+type heldToken struct {
+	token   string
+	release func()
+}
+
+// holdToken keeps tok scrubbed while it is the current or the previous generation's token.
+// Only the run goroutine calls it.
+func (w *Watcher) holdToken(tok string) {
+	if n := len(w.held); n > 0 && w.held[n-1].token == tok {
+		return
+	}
+	w.held = append(w.held, heldToken{token: tok, release: scrub.Hold(tok)})
+	if len(w.held) > 2 {
+		w.held[0].release()
+		w.held = w.held[1:]
 	}
 }

@@ -6,7 +6,8 @@ import _ "embed"
 
 // Plist is the LaunchAgent template, in kardianos/service v1.3.0's template syntax;
 // packaging renders it. KeepAlive restarts only after a failure (SuccessfulExit false),
-// throttled, so a daemon that exits cleanly is not respawned in a loop.
+// throttled, so a daemon that exits cleanly is not respawned in a loop. Umask 63 (0077) keeps
+// what it creates private; Core limits of 0 keep tokens out of core files (issue 10.8).
 //
 //go:embed com.resmon.resmongw.plist
 var Plist string

@@ -83,7 +83,7 @@ func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
 	}
 	t := &http.Transport{
 		Proxy:               nil, // never route loopback traffic through an environment proxy
-		DialContext:         (&net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         (&discovery.VerifiedDialer{Dialer: net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}}).DialContext,
 		MaxIdleConns:        16,
 		MaxIdleConnsPerHost: 16,
 		// Below uvicorn's 5 s keep-alive timeout, so we drop an idle connection before the

@@ -149,6 +149,8 @@ func (u *Upstream) state(ctx context.Context) (discovery.State, *ToolError) {
 	switch {
 	case st.Backend != nil:
 		return st, nil
+	case st.Unavailable != nil && u.settled(ctx, &st):
+		return st, nil
 	case st.Unavailable != nil:
 		u.dropBefore(st.Generation)
 		return st, NewError(CodeBackendUnavailable, st.Unavailable.Message, st.Unavailable.Detail())
@@ -158,6 +160,30 @@ func (u *Upstream) state(ctx context.Context) (discovery.State, *ToolError) {
 		return st, NewError(CodeBackendUnavailable, "resmon could not be checked yet; the gateway is still looking for it. Try again.",
 			map[string]any{"tried": []string{}})
 	}
+}
+
+// settled asks a watcher that can (discovery.Watcher.Settle) for a pass that begins after
+// this call arrived before an unavailable answer is given: a call arriving just after resmon
+// rewrote its files must not be answered from the moment they were absent. It reports
+// whether that pass found a backend (and then *st is it).
+func (u *Upstream) settled(ctx context.Context, st *discovery.State) bool {
+	s, ok := u.src.(interface {
+		Settle(context.Context) discovery.State
+	})
+	if !ok {
+		return false
+	}
+	sctx, cancel := context.WithTimeout(ctx, u.opts.FirstCheckWait)
+	defer cancel()
+	next := s.Settle(sctx)
+	if next.Backend == nil {
+		if next.Unavailable != nil {
+			*st = next
+		}
+		return false
+	}
+	*st = next
+	return true
 }
 
 // waitNewer waits for the generation that follows gen (the one our Recheck produces) and

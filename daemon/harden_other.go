@@ -1,0 +1,6 @@
+//go:build !linux && !darwin
+
+package daemon
+
+// harden does nothing on unsupported platforms.
+func harden() {}
