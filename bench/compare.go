@@ -21,8 +21,12 @@ type Side struct {
 }
 
 // Sides is the sides of this world: "after" (w.Bin and w.Daemon), then "before" if started.
+// The same pointers every time, so results can be keyed by side.
 func (w *World) Sides() []*Side {
-	s := []*Side{{Name: "after", Bin: w.Bin, Socket: w.Socket, Daemon: w.Daemon}}
+	if w.after == nil {
+		w.after = &Side{Name: "after", Bin: w.Bin, Socket: w.Socket, Daemon: w.Daemon}
+	}
+	s := []*Side{w.after}
 	if w.Before != nil {
 		s = append(s, w.Before)
 	}
@@ -164,6 +168,10 @@ func MeasureCompare(ctx context.Context, w *World, n int) (*CompareResult, error
 			p.added = append(p.added, lats[i]-dl)
 		}
 	}
+	daemon1 := map[*Side]time.Duration{}
+	for _, s := range w.Sides() {
+		daemon1[s] = cpu(s.Daemon.Pid())
+	}
 	out := &CompareResult{Calls: n, Direct: Summarize(directLat)}
 	perSide := map[*Side]int{}
 	for _, p := range paths {
@@ -171,7 +179,7 @@ func MeasureCompare(ctx context.Context, w *World, n int) (*CompareResult, error
 	}
 	for i, p := range paths {
 		r := PathResult{Side: p.side.Name, Mode: p.mode, Summary: Summarize(p.lat), Added: Summarize(p.added)}
-		r.DaemonCPU = (cpu(p.side.Daemon.Pid()) - daemon0[p.side]) / time.Duration(perSide[p.side])
+		r.DaemonCPU = (daemon1[p.side] - daemon0[p.side]) / time.Duration(perSide[p.side])
 		if p.shimPid != 0 {
 			r.ShimCPU = (cpu(p.shimPid) - shim0[i]) / time.Duration(n)
 		}
@@ -191,6 +199,9 @@ type SpacedResult struct {
 	// DirectCold is the direct client's first call after the same gap: what a keep-alive
 	// client pays when the server has closed its idle connection meanwhile.
 	DirectCold Summary
+	// Reconnects counts the calls during which the daemon opened a backend connection
+	// (BackendConns before and after the call); -1 when it could not be read.
+	Reconnects int
 }
 
 // MeasureSpaced makes n calls per gap through the full path of every side, each after gap of
@@ -217,6 +228,7 @@ func MeasureSpaced(ctx context.Context, w *World, gaps []time.Duration, n int) (
 	for _, gap := range gaps {
 		full := make([][]time.Duration, len(sides))
 		added := make([][]time.Duration, len(sides))
+		reconnects := make([]int, len(sides))
 		var cold []time.Duration
 		for j := range n {
 			select {
@@ -227,11 +239,20 @@ func MeasureSpaced(ctx context.Context, w *World, gaps []time.Duration, n int) (
 			lats := make([]time.Duration, len(sides))
 			for k := range sides {
 				i := (j + k) % len(sides)
+				pid := sides[i].Daemon.Pid()
+				before, berr := BackendConns(pid, w.Ext.Port)
 				start := time.Now()
 				if _, err := sessions[i].Health(); err != nil {
 					return nil, fmt.Errorf("%s after %v: %w", sides[i].Name, gap, err)
 				}
 				lats[i] = time.Since(start)
+				after, aerr := BackendConns(pid, w.Ext.Port)
+				switch {
+				case berr != nil || aerr != nil:
+					reconnects[i] = -1
+				case reconnects[i] >= 0 && newIn(before, after) > 0:
+					reconnects[i]++
+				}
 			}
 			start := time.Now()
 			if err := direct.Call(ctx); err != nil {
@@ -249,7 +270,7 @@ func MeasureSpaced(ctx context.Context, w *World, gaps []time.Duration, n int) (
 			}
 		}
 		for i, s := range sides {
-			out = append(out, SpacedResult{Gap: gap, Side: s.Name, Full: Summarize(full[i]), Added: Summarize(added[i]), DirectCold: Summarize(cold)})
+			out = append(out, SpacedResult{Gap: gap, Side: s.Name, Full: Summarize(full[i]), Added: Summarize(added[i]), DirectCold: Summarize(cold), Reconnects: reconnects[i]})
 		}
 	}
 	return out, nil

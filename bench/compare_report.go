@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -34,13 +35,17 @@ func (r *Report) compareMarkdown(p func(string, ...any)) {
 
 	if len(r.Spaced) > 0 {
 		p("### Spaced calls (full path, raw client; each call after a silence of the gap)\n\n")
-		p("| gap | side | calls | own p50 | own p99 | added p50 | added p99 | back-to-back added p50 | ratio | direct client's first call after the gap, p50 |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		p("| gap | side | calls | calls that opened a backend connection | own p50 | own p99 | added p50 | added p99 | back-to-back added p50 | ratio | direct client's first call after the gap, p50 |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, s := range r.Spaced {
 			b2b, _ := c.Find(s.Side, PathShimRaw)
-			p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", s.Gap, s.Side, s.Full.N, Dur(s.Full.P50), Dur(s.Full.P99), Dur(s.Added.P50), Dur(s.Added.P99),
+			rc := strconv.Itoa(s.Reconnects)
+			if s.Reconnects < 0 {
+				rc = "—"
+			}
+			p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Gap, s.Side, s.Full.N, rc, Dur(s.Full.P50), Dur(s.Full.P99), Dur(s.Added.P50), Dur(s.Added.P99),
 				Dur(b2b.Added.P50), ratio(s.Added.P50, b2b.Added.P50), Dur(s.DirectCold.P50))
 		}
-		p("\n*Added* pairs each call with a direct call on a warm connection made right after it. The last column is the baseline client's own first call after the same gap (the simulator, like uvicorn, closes a connection idle for 5 s).\n\n")
+		p("\n*Added* pairs each call with a direct call on a warm connection made right after it. The last column is the baseline client's own first call after the same gap (the simulator, like uvicorn, closes a connection idle for 5 s). A call counts as opening a connection when the daemon holds a backend connection after it that it did not hold before (from `/proc`; a spare renewed in those milliseconds would count too).\n\n")
 	}
 
 	if len(r.Sessions) > 0 {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,4 +79,48 @@ func ReadMem(pid int) (Mem, error) {
 		return Mem{}, errors.New("smaps_rollup without Rss/Private_Clean/Private_Dirty")
 	}
 	return m, nil
+}
+
+// BackendConns is the set of TCP connections (socket inodes) process pid holds to
+// 127.0.0.1:port, from /proc/<pid>/fd and /proc/net/tcp. A connection that appears across a
+// call is one the call (or a spare renewed at that moment) opened.
+func BackendConns(pid, port int) (map[string]bool, error) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	mine := map[string]bool{}
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil {
+			if in, ok := strings.CutPrefix(l, "socket:["); ok {
+				mine[strings.TrimSuffix(in, "]")] = true
+			}
+		}
+	}
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return nil, err
+	}
+	want := fmt.Sprintf("0100007F:%04X", port)
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		// sl local rem st tx:rx tr:when retrnsmt uid timeout inode
+		if len(f) >= 10 && f[2] == want && f[3] == "01" && mine[f[9]] {
+			out[f[9]] = true
+		}
+	}
+	return out, nil
+}
+
+// newIn counts the members of after that are not in before.
+func newIn(before, after map[string]bool) int {
+	n := 0
+	for k := range after {
+		if !before[k] {
+			n++
+		}
+	}
+	return n
 }

@@ -48,6 +48,7 @@ type World struct {
 	// Before is a second daemon, built from another tree (StartBefore), measured beside this
 	// one in the same run against the same simulator; nil when there is none.
 	Before *Side
+	after  *Side // see Sides
 }
 
 // NewWorld makes the temporary directory, starts the simulator and the daemon (with daemonEnv
