@@ -17,33 +17,42 @@ import (
 
 // What one generation may hold: connections to the backend and memory for its answers.
 
-// connCounter is a loopback backend that counts its connections: how many are open now, the
-// most that were open at once, and how many it accepted in all.
+// connCounter is a loopback backend that counts its connections: how many that have carried a
+// request are open now, the most that were open at once, and how many it accepted in all. A
+// connection that never carried a request (a warm spare the client dropped unused) is not
+// counted open: the server sees its close only some time after the client closed it.
 type connCounter struct {
 	srv                 *httptest.Server
+	used                sync.Map // net.Conn → true once it carried a request
 	open, peak, total   atomic.Int64
 	inHandler, peakReqs atomic.Int64
+}
+
+func raise(peak *atomic.Int64, n int64) {
+	for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+	}
 }
 
 func newConnCounter(t *testing.T, handle http.HandlerFunc) *connCounter {
 	t.Helper()
 	cc := &connCounter{}
 	cc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := cc.inHandler.Add(1)
+		raise(&cc.peakReqs, cc.inHandler.Add(1))
 		defer cc.inHandler.Add(-1)
-		for p := cc.peakReqs.Load(); n > p && !cc.peakReqs.CompareAndSwap(p, n); p = cc.peakReqs.Load() {
-		}
 		handle(w, r)
 	}))
-	cc.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+	cc.srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
 		switch s {
 		case http.StateNew:
 			cc.total.Add(1)
-			n := cc.open.Add(1)
-			for p := cc.peak.Load(); n > p && !cc.peak.CompareAndSwap(p, n); p = cc.peak.Load() {
+		case http.StateActive:
+			if _, seen := cc.used.LoadOrStore(c, true); !seen {
+				raise(&cc.peak, cc.open.Add(1))
 			}
 		case http.StateClosed, http.StateHijacked:
-			cc.open.Add(-1)
+			if _, seen := cc.used.LoadAndDelete(c); seen {
+				cc.open.Add(-1)
+			}
 		}
 	}
 	cc.srv.Start()
