@@ -103,13 +103,14 @@ type wireConn struct {
 
 	// The fast path (wire_fast.go): the dispatcher once the middleware has seen this
 	// session, the id that finds this connection, and the context its calls run in.
-	fast atomic.Pointer[dispatcher]
-	id   string
-	base context.Context
-	stop context.CancelFunc
+	fast   atomic.Pointer[dispatcher]
+	id     string
+	base   context.Context
+	stop   context.CancelFunc
+	fastWG sync.WaitGroup // fast-path calls in flight
 }
 
-// Close ends the fast path's calls, then closes the inner connection.
+// Close lets the fast path's calls finish, then closes the inner connection.
 func (c *wireConn) Close() error {
 	c.closeFast()
 	return c.Connection.Close()
@@ -141,6 +142,9 @@ func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		msg, err := c.Connection.Read(ctx)
 		if err != nil {
+			if ctx.Err() == nil {
+				c.cancelFast() // the stream failed; a Close that ends reading waits instead
+			}
 			return msg, err
 		}
 		if req, ok := msg.(*jsonrpc.Request); ok && c.tryFast(req) {

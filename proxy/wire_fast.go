@@ -85,12 +85,14 @@ func (c *wireConn) tryFast(req *jsonrpc.Request) bool {
 		return false
 	}
 	c.inflight[req.ID] = inflight{kind: kindToolsCall, cancel: cancel}
+	c.fastWG.Add(1)
 	c.mu.Unlock()
 	go c.serveFast(ctx, cancel, d, t, req.ID, p.Arguments)
 	return true
 }
 
 func (c *wireConn) serveFast(ctx context.Context, cancel context.CancelFunc, d *dispatcher, t *Tool, id jsonrpc.ID, args json.RawMessage) {
+	defer c.fastWG.Done()
 	defer cancel()
 	fastServed.Add(1)
 	res := d.fastCall(ctx, t, args)
@@ -116,18 +118,27 @@ func (c *wireConn) serveFast(ctx context.Context, cancel context.CancelFunc, d *
 	_ = c.Connection.Write(context.Background(), resp)
 }
 
-// closeFast ends the fast path of a closing connection: calls still running are cancelled
-// (as the SDK cancels its handlers when a session ends) and the id is forgotten.
-func (c *wireConn) closeFast() {
-	fastConns.Delete(c.id)
+// cancelFast cancels the fast-path calls in flight: the client can no longer read their
+// answers (its stream failed), as the SDK cancels its own handlers then.
+func (c *wireConn) cancelFast() {
 	c.mu.Lock()
-	c.closed = true
 	for _, f := range c.inflight {
 		if f.cancel != nil {
 			f.cancel()
 		}
 	}
 	c.mu.Unlock()
+}
+
+// closeFast ends the fast path of a connection the SDK is closing: no new call takes it, and
+// the calls in flight are answered first (the SDK's Close, too, waits for its handlers; each
+// call is bounded by its request timeout).
+func (c *wireConn) closeFast() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	fastConns.Delete(c.id)
+	c.fastWG.Wait()
 	c.stop()
 }
 

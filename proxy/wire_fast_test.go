@@ -1,11 +1,16 @@
 package proxy
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The wire wrapper's fast path answers a session's tools/call requests after its first one
@@ -144,4 +149,39 @@ func TestFastPathCallsEndWithTheSession(t *testing.T) {
 	if err := <-ended; err == nil {
 		t.Fatal("the tool's context was not cancelled")
 	}
+}
+
+// Closing the session on our side (the daemon stopping) answers the fast-path calls in flight
+// before the connection closes, as the SDK does for its own.
+func TestFastPathCallsInFlightAreAnsweredBeforeClose(t *testing.T) {
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	tools := append(conformanceTools(), Tool{Name: "gate", Description: "Waits for the test.", InputSchema: map[string]any{"type": "object"},
+		Handler: func(ctx context.Context, _ API, _ map[string]any) (any, error) {
+			entered <- struct{}{}
+			<-release
+			return map[string]any{"done": true}, nil
+		}})
+	client, server := net.Pipe()
+	defer client.Close()
+	ss, err := NewServer(nil, &ServerOptions{Tools: tools}).Connect(coreCtx(t), WrapTransport(&mcp.IOTransport{Reader: server, Writer: server}, tools), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &fastPeer{coreRawPeer: &coreRawPeer{t: t, conn: client, r: bufio.NewReaderSize(client, 1<<20)}, next: 100}
+	p.initialize("2025-06-18")
+	p.call(`{"name":"echo","arguments":{}}`)
+	before := fastServed.Load()
+	p.send(`{"jsonrpc":"2.0","id":"g","method":"tools/call","params":{"name":"gate","arguments":{}}}`)
+	<-entered
+	if fastServed.Load() != before+1 {
+		t.Fatal("the call did not take the fast path")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Close() }()
+	close(release)
+	line, m := p.recv()
+	if string(m["id"]) != `"g"` || !strings.Contains(line, `\"done\":true`) {
+		t.Fatalf("got %s, want the gate call's answer", line)
+	}
+	<-closed // its error, if any, is the pipe's; the answer came first
 }
