@@ -107,12 +107,12 @@ func BenchmarkCall(b *testing.B) {
 		daemon bool
 	}{
 		{"direct", func(b *testing.B) func(context.Context) error {
-			d := NewDirectHTTP(w.Sim)
+			d := NewDirectHTTP(w.Ext)
 			b.Cleanup(d.Close)
 			return d.Call
 		}, false},
 		{"stub", session(func() (*Session, error) { return StubSession(ctx) }), false},
-		{"inproc", session(func() (*Session, error) { return InProcSession(ctx, w.Sim) }), false},
+		{"inproc", session(func() (*Session, error) { return InProcSession(ctx, w.Ext.StateDir) }), false},
 		{"socket", session(func() (*Session, error) { return w.SocketSession(ctx) }), true},
 		{"shim", session(func() (*Session, error) { return w.ShimSession(ctx, shimEnv) }), true},
 		{"socket-raw", raw(func() (*RawSession, error) { return w.RawSocketSession(ctx) }), true},
@@ -126,7 +126,6 @@ func BenchmarkCall(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			w.Sim.ResetRequests()
 			lat := make([]time.Duration, 0, b.N)
 			win := newAllocWindow(w.GC.Snapshot())
 			b.ReportAllocs()
@@ -146,7 +145,6 @@ func BenchmarkCall(b *testing.B) {
 			if mb, calls, _ := win.result(); calls > 0 {
 				b.ReportMetric(float64(mb<<20)/float64(calls), "daemon-B/op")
 			}
-			w.Sim.ResetRequests()
 		})
 	}
 }

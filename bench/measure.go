@@ -57,14 +57,14 @@ func Find(results []ModeResult, mode string) (ModeResult, bool) {
 // interleaved in blocks so that drift in machine load hits every mode alike. The first result
 // is the baseline.
 func MeasureOverhead(ctx context.Context, w *World, perMode int) ([]ModeResult, error) {
-	direct := NewDirectHTTP(w.Sim)
+	direct := NewDirectHTTP(w.Ext)
 	defer direct.Close()
 	stub, err := StubSession(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("stub session: %w", err)
 	}
 	defer stub.Close()
-	inproc, err := InProcSession(ctx, w.Sim)
+	inproc, err := InProcSession(ctx, w.Ext.StateDir)
 	if err != nil {
 		return nil, fmt.Errorf("in-process session: %w", err)
 	}
@@ -135,7 +135,6 @@ func MeasureOverhead(ctx context.Context, w *World, perMode int) ([]ModeResult, 
 		lat[i] = make([]time.Duration, 0, perMode)
 	}
 	for done := 0; done < perMode; done += block {
-		w.Sim.ResetRequests() // the simulator records every request; keep it from growing
 		for i, m := range modes {
 			d0, s0 := cpu(m.daemon), cpu(m.sh)
 			win := newAllocWindow(w.GC.Snapshot())
@@ -234,7 +233,7 @@ type SwapResult struct {
 // a failed call.
 func MeasureSwap(ctx context.Context, w *World, n int, newPort bool) (SwapResult, error) {
 	r := SwapResult{NewPort: newPort}
-	s, err := w.ShimSession(ctx, w.Env(w.Socket, "RESMONGW_NO_AUTOSTART=1"))
+	s, err := w.ShimSession(ctx, w.SwapEnv(w.Socket, "RESMONGW_NO_AUTOSTART=1"))
 	if err != nil {
 		return r, err
 	}
@@ -391,7 +390,6 @@ func MeasureScale(ctx context.Context, w *World, n int, viaShim bool, load time.
 	r.Calls = len(all)
 	r.CallsPerSec = float64(r.Calls) / r.Duration.Seconds()
 	r.Latency = Summarize(all)
-	w.Sim.ResetRequests()
 	return r, nil
 }
 

@@ -160,7 +160,11 @@ func (s *RawSession) Close() {
 
 // RawSocketSession dials the daemon, speaks the shim's preamble and then raw JSON-RPC.
 func (w *World) RawSocketSession(ctx context.Context) (*RawSession, error) {
-	c, br, err := w.dialPreamble()
+	return w.rawSocketSession(ctx, w.Socket)
+}
+
+func (w *World) rawSocketSession(ctx context.Context, socket string) (*RawSession, error) {
+	c, br, err := w.dialPreambleTo(socket)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +174,11 @@ func (w *World) RawSocketSession(ctx context.Context) (*RawSession, error) {
 // RawShimSession launches `resmongw stdio` as a harness does and speaks raw JSON-RPC on its
 // stdin and stdout.
 func (w *World) RawShimSession(ctx context.Context, env []string) (*RawSession, error) {
-	cmd := exec.Command(w.Bin, "stdio")
+	return rawShimSession(ctx, w.Bin, env)
+}
+
+func rawShimSession(ctx context.Context, bin string, env []string) (*RawSession, error) {
+	cmd := exec.Command(bin, "stdio")
 	cmd.Env = env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

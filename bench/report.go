@@ -49,6 +49,10 @@ type Report struct {
 	Swaps                 []SwapResult
 	Scale                 []ScaleResult
 	Sizes                 []ToolSize
+	// Compare, Spaced and Sessions are the same-run before/after measurements (issue 12 B).
+	Compare  *CompareResult
+	Spaced   []SpacedResult
+	Sessions []SessionsResult
 }
 
 // Targets of issue 7.
@@ -96,6 +100,9 @@ func (r *Report) Markdown(w io.Writer) {
 		p("%s\n\n", r.Note)
 	}
 
+	if r.Compare != nil {
+		r.compareMarkdown(p)
+	}
 	if len(r.Overhead) > 1 {
 		r.overheadMarkdown(p)
 	}

@@ -32,7 +32,7 @@ func MeasureToolSizes(ctx context.Context, dir string) ([]ToolSize, error) {
 		return nil, err
 	}
 	defer sim.Stop()
-	s, err := InProcSession(ctx, sim)
+	s, err := InProcSession(ctx, sim.StateDir())
 	if err != nil {
 		return nil, err
 	}

@@ -29,11 +29,14 @@ import (
 // initialize, as the harnesses in use today do, so "cold start" means "to the initialize result".
 const Protocol = "2025-11-25"
 
-// World is one measurement environment: a simulated backend in this process, and a daemon
-// (`resmongw serve`) in its own process, in a private temporary directory.
+// World is one measurement environment, in a private temporary directory: the simulated
+// backend every session calls in a process of its own (Ext, `resmongw dev backend`), a second
+// simulator in this process that only the swap measurement restarts (Sim), and a daemon
+// (`resmongw serve`) in its own process.
 type World struct {
 	Dir    string
 	Bin    string
+	Ext    *ExternalSim
 	Sim    *resmonsim.Sim
 	Socket string
 	Daemon *testkit.Proc
@@ -42,6 +45,10 @@ type World struct {
 	DaemonEnv []string
 	// GC reads the daemon's stderr: its gctrace lines when DaemonEnv turns them on.
 	GC *GCTrace
+	// Before is a second daemon, built from another tree (StartBefore), measured beside this
+	// one in the same run against the same simulator; nil when there is none.
+	Before *Side
+	after  *Side // see Sides
 }
 
 // NewWorld makes the temporary directory, starts the simulator and the daemon (with daemonEnv
@@ -57,6 +64,10 @@ func NewWorld(bin string, daemonEnv ...string) (*World, error) {
 			w.Close()
 			return nil, err
 		}
+	}
+	if w.Ext, err = StartExternalSim(bin, filepath.Join(dir, "resmon-ext")); err != nil {
+		w.Close()
+		return nil, err
 	}
 	if w.Sim, err = resmonsim.Start(resmonsim.Options{StateDir: filepath.Join(dir, "resmon")}); err != nil {
 		w.Close()
@@ -74,17 +85,32 @@ func (w *World) Close() {
 	if w.Daemon != nil {
 		w.Daemon.Stop(10 * time.Second)
 	}
+	if w.Before != nil && w.Before.Daemon != nil {
+		w.Before.Daemon.Stop(10 * time.Second)
+	}
 	if w.Sim != nil {
 		_ = w.Sim.Stop()
+	}
+	if w.Ext != nil {
+		w.Ext.Stop()
 	}
 	_ = os.RemoveAll(w.Dir)
 }
 
 // Env is the environment of every child: a private HOME and state home, the socket, and the
-// simulator's state directory (so every session names the same target).
+// external simulator's state directory (so every session names the same target).
 func (w *World) Env(socket string, extra ...string) []string {
+	return w.envFor(w.Ext.StateDir, socket, extra...)
+}
+
+// SwapEnv is Env with the in-process simulator as the target: the one MeasureSwap restarts.
+func (w *World) SwapEnv(socket string, extra ...string) []string {
+	return w.envFor(w.Sim.StateDir(), socket, extra...)
+}
+
+func (w *World) envFor(stateDir, socket string, extra ...string) []string {
 	user := testkit.World{Home: filepath.Join(w.Dir, "home"), StateHome: filepath.Join(w.Dir, "state"), Socket: socket}
-	return user.Env(append([]string{"RESMON_STATE_DIR=" + w.Sim.StateDir()}, extra...)...)
+	return user.Env(append([]string{"RESMON_STATE_DIR=" + stateDir}, extra...)...)
 }
 
 func lookup(env []string) func(string) string {
@@ -100,19 +126,23 @@ func lookup(env []string) func(string) string {
 
 // StartDaemon runs `resmongw serve` on socket and waits until it accepts.
 func (w *World) StartDaemon(socket string) (*testkit.Proc, error) {
-	cmd := exec.Command(w.Bin, "serve", "--socket", socket, "--log-file", filepath.Join(w.Dir, "state", "daemon.log"))
-	cmd.Env = w.Env(socket, w.DaemonEnv...)
 	if w.GC == nil {
 		w.GC = NewGCTrace()
 	}
-	cmd.Stderr = w.GC
+	return w.startDaemon(w.Bin, socket, "daemon.log", w.GC)
+}
+
+func (w *World) startDaemon(bin, socket, log string, gc *GCTrace) (*testkit.Proc, error) {
+	cmd := exec.Command(bin, "serve", "--socket", socket, "--log-file", filepath.Join(w.Dir, "state", log))
+	cmd.Env = w.Env(socket, w.DaemonEnv...)
+	cmd.Stderr = gc
 	p, err := testkit.Start(cmd)
 	if err != nil {
 		return nil, err
 	}
 	if err := testkit.WaitListening(socket, 10*time.Second, p); err != nil {
 		p.Stop(time.Second)
-		return nil, fmt.Errorf("daemon: %v (stderr: %q)", err, w.GC.Other())
+		return nil, fmt.Errorf("daemon: %v (stderr: %q)", err, gc.Other())
 	}
 	return p, nil
 }
@@ -142,7 +172,11 @@ func clientOpts() *mcp.ClientSessionOptions {
 
 // ShimSession launches `resmongw stdio` as a harness does and completes initialize.
 func (w *World) ShimSession(ctx context.Context, env []string) (*Session, error) {
-	cmd := exec.Command(w.Bin, "stdio")
+	return shimSession(ctx, w.Bin, env)
+}
+
+func shimSession(ctx context.Context, bin string, env []string) (*Session, error) {
+	cmd := exec.Command(bin, "stdio")
 	cmd.Env = env
 	cs, err := newClient().Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, clientOpts())
 	if err != nil {
@@ -170,8 +204,12 @@ func (w *World) SocketSession(ctx context.Context) (*Session, error) {
 // dialPreamble connects to the daemon, writes the preamble a shim would and consumes the
 // daemon's reply line; what follows on the returned reader is the MCP stream.
 func (w *World) dialPreamble() (*net.UnixConn, *bufio.Reader, error) {
-	pre := endpoint.NewPreamble(endpoint.KindMCP, lookup(w.Env(w.Socket)), "resmongw-bench")
-	c, br, line, err := testkit.DialPreamble(w.Socket, endpoint.Line(pre), 10*time.Second)
+	return w.dialPreambleTo(w.Socket)
+}
+
+func (w *World) dialPreambleTo(socket string) (*net.UnixConn, *bufio.Reader, error) {
+	pre := endpoint.NewPreamble(endpoint.KindMCP, lookup(w.Env(socket)), "resmongw-bench")
+	c, br, line, err := testkit.DialPreamble(socket, endpoint.Line(pre), 10*time.Second)
 	if err != nil {
 		return nil, nil, fmt.Errorf("daemon reply: %w", err)
 	}
@@ -207,10 +245,10 @@ func closeOnce(c *net.UnixConn) error {
 // InProcSession serves the tools from an MCP server in this process (watcher, upstream,
 // server, wire wrapper: everything the daemon runs per target) over an in-memory pipe: the
 // gateway without the socket, the shim or another process.
-func InProcSession(ctx context.Context, sim *resmonsim.Sim) (*Session, error) {
+func InProcSession(ctx context.Context, stateDir string) (*Session, error) {
 	// HOME only matters when RESMON_STATE_DIR is unset; point it next to the state dir anyway
 	// so nothing ever looks at the real home.
-	target := discovery.TargetFromEnv(lookup([]string{"RESMON_STATE_DIR=" + sim.StateDir(), "HOME=" + filepath.Dir(sim.StateDir())}))
+	target := discovery.TargetFromEnv(lookup([]string{"RESMON_STATE_DIR=" + stateDir, "HOME=" + filepath.Dir(stateDir)}))
 	wctx, cancel := context.WithCancel(context.Background())
 	watcher := discovery.NewWatcher(target, nil)
 	if err := watcher.Start(wctx); err != nil {
@@ -277,10 +315,12 @@ type DirectHTTP struct {
 	token  string
 }
 
-// NewDirectHTTP targets sim's current instance.
-func NewDirectHTTP(sim *resmonsim.Sim) *DirectHTTP {
-	return &DirectHTTP{client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
-		url: sim.BaseURL() + "/api/health", token: sim.Token()}
+// NewDirectHTTP targets the external simulator. Its idle connections are kept as long as
+// the server keeps them (the transport's own limit is off): the baseline is the best a
+// keep-alive client can do.
+func NewDirectHTTP(sim *ExternalSim) *DirectHTTP {
+	return &DirectHTTP{client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 0}},
+		url: sim.BaseURL + "/api/health", token: sim.Token()}
 }
 
 // Call makes one request and reads the whole body.

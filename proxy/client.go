@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,9 +23,21 @@ import (
 
 // Client defaults (reference §1: 30 s per tool request, 3 s to connect).
 const (
-	DefaultRequestTimeout   = 30 * time.Second
-	DefaultConnectTimeout   = 3 * time.Second
-	DefaultMaxResponseBytes = 32 << 20
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultConnectTimeout = 3 * time.Second
+	// DefaultMaxResponseBytes bounds one answer. The contract's token-efficiency rule keeps
+	// every default answer under 8 KiB (the largest today is ~6 KiB), and no route a tool
+	// calls returns more than a page of results, so an answer 500 times that is no legitimate
+	// answer; refusing it keeps one misbehaving backend from holding the daemon's memory.
+	DefaultMaxResponseBytes = 4 << 20
+	// DefaultMaxConns bounds the connections one generation holds open for reads, the warm
+	// spare included: excess calls wait for a connection (within their request timeout).
+	DefaultMaxConns = 8
+	// maxWriteConns bounds the connections writes use at once (one each, see writeClient).
+	maxWriteConns = 2
+	// releaseAbove is the answer size after which the daemon hands freed memory back to the
+	// system soon, instead of keeping it for the next big answer that may never come.
+	releaseAbove = 1 << 20
 
 	// maxErrorBody bounds how much of an error reply is read: only its `detail` matters.
 	maxErrorBody = 64 << 10
@@ -34,7 +47,11 @@ const (
 type ClientOptions struct {
 	RequestTimeout   time.Duration // whole request, body included; default 30 s
 	ConnectTimeout   time.Duration // TCP connect; default 3 s
-	MaxResponseBytes int64         // larger success bodies become upstream_error; default 32 MiB
+	MaxResponseBytes int64         // larger success bodies become upstream_error; default 4 MiB
+	MaxConns         int           // connections for reads, the warm spare included; default 8
+	// WarmRefresh and WarmFor tune the spare connection (see warmDialer); WarmFor < 0 keeps
+	// none. Defaults DefaultWarmRefresh and DefaultWarmFor.
+	WarmRefresh, WarmFor time.Duration
 }
 
 func (o *ClientOptions) withDefaults() ClientOptions {
@@ -51,6 +68,15 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	if r.MaxResponseBytes <= 0 {
 		r.MaxResponseBytes = DefaultMaxResponseBytes
 	}
+	if r.MaxConns <= 1 {
+		r.MaxConns = DefaultMaxConns
+	}
+	if r.WarmRefresh <= 0 {
+		r.WarmRefresh = DefaultWarmRefresh
+	}
+	if r.WarmFor == 0 {
+		r.WarmFor = DefaultWarmFor
+	}
 	return r
 }
 
@@ -64,6 +90,8 @@ type Client struct {
 	transport *http.Transport
 	http      *http.Client
 	closed    atomic.Bool
+	warm      *warmDialer // nil when no spare is kept
+	dial      dialFunc    // the plain dialer (writes always use it)
 
 	writeOnce sync.Once
 	writeHTTP *http.Client // see writeClient
@@ -90,22 +118,34 @@ func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
 		// backend does: a POST sent on a connection the server is closing fails with EOF, and
 		// Go cannot retry it (it may have been processed), which would turn into a false
 		// "outcome unknown" for a write.
+		// A connection dropped here is replaced by the warm spare (warmDialer), so a call
+		// after a pause does not pay a connect.
 		IdleConnTimeout:       4 * time.Second,
 		ResponseHeaderTimeout: 0, // bounded by the request context instead
 		DisableCompression:    true,
 	}
-	return &Client{
+	c := &Client{
 		backend:   b,
 		base:      base,
 		auth:      "Bearer " + b.Token.Reveal(),
 		opts:      o,
 		transport: t,
+		dial:      t.DialContext,
 		http: &http.Client{
 			Transport: t,
 			// A redirect is never expected; following one could carry the request elsewhere.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
+	// A bound per generation: one session pipelining thousands of calls must not open
+	// thousands of connections to the app. Waiting requests are served in order.
+	t.MaxConnsPerHost = o.MaxConns
+	if o.WarmFor > 0 {
+		c.warm = newWarmDialer(c.dial, o.WarmRefresh, o.WarmFor)
+		t.DialContext = c.warm.DialContext
+		t.MaxConnsPerHost = o.MaxConns - 1 // the spare is the last one
+	}
+	return c
 }
 
 // writeClient sends writes, each on a connection opened for it: a clone of the pool's
@@ -118,6 +158,8 @@ func (c *Client) writeClient() *http.Client {
 	c.writeOnce.Do(func() {
 		t := c.transport.Clone()
 		t.DisableKeepAlives = true
+		t.DialContext = c.dial // never the warm spare: a write's connection is opened for it
+		t.MaxConnsPerHost = maxWriteConns
 		c.writeHTTP = &http.Client{Transport: t, CheckRedirect: c.http.CheckRedirect}
 	})
 	return c.writeHTTP
@@ -133,6 +175,9 @@ func (c *Client) BaseURL() string { return c.base }
 // they come back (see Call), so nothing keeps talking to a replaced instance.
 func (c *Client) Close() {
 	c.closed.Store(true)
+	if c.warm != nil {
+		c.warm.close()
+	}
 	c.transport.CloseIdleConnections()
 }
 
@@ -152,6 +197,8 @@ func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
 	defer func() {
 		if c.closed.Load() {
 			c.transport.CloseIdleConnections()
+		} else if c.warm != nil && !r.Write {
+			c.warm.used()
 		}
 	}()
 	if err := ctx.Err(); err != nil {
@@ -197,11 +244,18 @@ func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
 	}
 
 	limit := c.opts.MaxResponseBytes
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if resp.ContentLength > limit {
+		// Refused before a byte of it is read; closing the body closes the connection.
+		return nil, NewError(CodeUpstreamError, MsgTooLarge(limit), nil)
+	}
+	body, n, err := readBody(resp.Body, resp.ContentLength, limit)
+	if n > releaseAbove {
+		defer releaseMemorySoon()
+	}
 	if err != nil {
 		return nil, c.failure(ctx, rctx, err, sendState{connected: true, written: true})
 	}
-	if int64(len(body)) > limit {
+	if n > limit {
 		return nil, NewError(CodeUpstreamError, MsgTooLarge(limit), nil)
 	}
 	v, terr := decodeSuccess(body, resp.Header.Get("Content-Type"))
@@ -216,6 +270,65 @@ func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// readBody reads an answer of at most limit bytes: its body, or n = limit+1 when it is
+// longer (then no more than that was read, and nothing is kept). A body of announced length
+// is read into one buffer of that size; one of unknown length into chunks that double up to
+// 1 MiB, joined at the end, so a legal answer costs twice its size at most and a refused one
+// no more than the bound, whatever it claims or sends.
+func readBody(r io.Reader, length, limit int64) (body []byte, n int64, err error) {
+	size := int64(512)
+	if length >= 0 && length <= limit {
+		size = length + 1 // +1: the end is found without another buffer
+	}
+	var full [][]byte
+	buf := make([]byte, size)
+	used := 0
+	for {
+		if used == len(buf) {
+			full = append(full, buf)
+			size = max(1, min(2*size, 1<<20, limit+1-n))
+			buf, used = make([]byte, size), 0
+		}
+		m, rerr := r.Read(buf[used:])
+		used += m
+		n += int64(m)
+		if n > limit {
+			return nil, n, nil
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return nil, n, rerr
+		}
+	}
+	if len(full) == 0 {
+		return buf[:used], n, nil
+	}
+	body = make([]byte, 0, n)
+	for _, b := range full {
+		body = append(body, b...)
+	}
+	return append(body, buf[:used]...), n, nil
+}
+
+// releasePending is set while a release is scheduled, so a burst of big answers costs one.
+var releasePending atomic.Bool
+
+// releaseMemorySoon returns the heap freed by big answers to the system shortly after them
+// (a forced GC, then the pages handed back), so the daemon's resident size comes down in a
+// second, not the minutes the background scavenger would take. Big answers are rare; the
+// delay lets a burst of them finish first.
+func releaseMemorySoon() {
+	if releasePending.Swap(true) {
+		return
+	}
+	time.AfterFunc(time.Second, func() {
+		releasePending.Store(false)
+		debug.FreeOSMemory()
+	})
 }
 
 func (c *Client) newRequest(ctx context.Context, r *Request) (*http.Request, *ToolError) {

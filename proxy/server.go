@@ -183,6 +183,11 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		var res mcp.Result
 		var err error
 		if known {
+			// This session's later calls can take the wire wrapper's fast path (see
+			// fastConn); the SDK has initialized the session, or it would not be here.
+			if ctr.Session != nil {
+				attachFast(ctr.Session.ID(), d)
+			}
 			ctx = context.WithValue(WithCallInfo(ctx, &CallInfo{}), callStateKey{}, st)
 			res, err = next(ctx, method, req)
 			if err != nil && st.code == "" {
@@ -193,18 +198,42 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			st.code = e.Code
 			res = toolResult(e, true)
 		}
-		if d.onCall != nil {
-			rec := CallRecord{Tool: name, Duration: time.Since(start), Code: st.code}
-			if known {
-				rec.Write = t.RequiresConfirmation
-			} else {
-				rec.Tool, rec.Requested = UnknownTool, shortName(name)
-			}
-			rec.Info = snapshotCallInfo(ctx)
-			d.onCall(ctx, rec)
-		}
+		d.record(ctx, name, t, st.code, start)
 		return res, err
 	}
+}
+
+// record reports one finished call to OnCall; t is nil for a name the table does not have.
+func (d *dispatcher) record(ctx context.Context, name string, t *Tool, code string, start time.Time) {
+	if d.onCall == nil {
+		return
+	}
+	rec := CallRecord{Tool: name, Duration: time.Since(start), Code: code}
+	if t != nil {
+		rec.Write = t.RequiresConfirmation
+	} else {
+		rec.Tool, rec.Requested = UnknownTool, shortName(name)
+	}
+	rec.Info = snapshotCallInfo(ctx)
+	d.onCall(ctx, rec)
+}
+
+// fastCall is a tools/call of a known tool without the SDK: what middleware and handler do
+// together for it (call info, the tool run with every check, the result shape, the record).
+func (d *dispatcher) fastCall(ctx context.Context, t *Tool, raw json.RawMessage) *mcp.CallToolResult {
+	start := time.Now()
+	ctx = WithCallInfo(ctx, &CallInfo{})
+	payload, terr := runTool(ctx, d.api, t, raw)
+	var res *mcp.CallToolResult
+	code := ""
+	if terr != nil {
+		code = terr.Code
+		res = toolResult(terr, true)
+	} else {
+		res = toolResult(payload, false)
+	}
+	d.record(ctx, t.Name, t, code, start)
+	return res
 }
 
 func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {

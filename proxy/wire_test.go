@@ -301,13 +301,17 @@ func TestWireCancelledToolCallGetsNoResponse(t *testing.T) {
 	wait(returned, "saw the cancellation")
 	p.send(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
 	p.send(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"bibtex","arguments":{}}}`)
-	for _, want := range []string{"10", "11"} {
+	// Both are answered, in either order (a tools/call may take the fast path and overtake
+	// the SDK's ping; a client matches answers by id), and 9 never is.
+	got := map[string]bool{}
+	for range 2 {
 		line, m := p.recv()
 		if string(m["id"]) == "9" {
 			t.Fatalf("the cancelled call was answered: %s", line)
 		}
-		if string(m["id"]) != want {
-			t.Fatalf("got %s, want the response to %s", line, want)
-		}
+		got[string(m["id"])] = true
+	}
+	if !got["10"] || !got["11"] {
+		t.Fatalf("answers to %v, want 10 and 11", got)
 	}
 }

@@ -36,7 +36,13 @@ func run() int {
 	shimMax := flag.Int("shim-max", 100, "use shim processes up to this many sessions, direct socket connections above")
 	load := flag.Duration("load", 3*time.Second, "how long each scale level calls")
 	daemonEnv := flag.String("daemon-env", "", "comma-separated KEY=VALUE added to the daemon's environment (e.g. GOGC=400)")
-	only := flag.String("only", "", "comma-separated sections to run (overhead,cold,swap,scale,sizes); default all")
+	only := flag.String("only", "", "comma-separated sections to run (compare,spaced,sessions,overhead,cold,swap,scale,sizes); default all")
+	beforeBin := flag.String("before-bin", "", "a resmongw binary built from an earlier tree (e.g. main), measured beside this one in the same run")
+	compareCalls := flag.Int("compare-calls", 3000, "rounds of the before/after comparison (one call per path per round)")
+	spacedGaps := flag.String("spaced-gaps", "1s,5s,30s", "gaps between the spaced calls (shorten for a quick run, e.g. 10ms,50ms)")
+	spacedCalls := flag.Int("spaced-calls", 10, "calls per spaced gap")
+	sessionsN := flag.Int("concurrent", 8, "concurrent sessions for the throughput and per-session memory run")
+	sessionsLoad := flag.Duration("concurrent-load", 3*time.Second, "how long each concurrent round calls")
 	gctrace := flag.Bool("gctrace", true, "run the daemon with GODEBUG=gctrace=1 to count its allocations per call")
 	outFile := flag.String("o", "", "write the report into this Markdown file's -section instead of stdout")
 	section := flag.String("section", "latest", "with -o: the section to replace (<!-- benchtable:NAME:begin/end --> markers)")
@@ -77,12 +83,45 @@ func run() int {
 		return 1
 	}
 	defer w.Close()
+	if *beforeBin != "" {
+		logf("starting the before daemon from %s", *beforeBin)
+		if err := w.StartBefore(*beforeBin); err != nil {
+			logf("%v", err)
+			return 1
+		}
+	}
 
 	r := &bench.Report{Machine: bench.ThisMachine(), When: time.Now(), Note: *note, LoadBefore: bench.LoadAvg(),
 		Command: commandLine(os.Args[1:])}
 	fail := func(section string, err error) int {
 		logf("%s: %v", section, err)
 		return 1
+	}
+	if want("compare") {
+		logf("before/after comparison, %d rounds", *compareCalls)
+		if r.Compare, err = bench.MeasureCompare(ctx, w, *compareCalls); err != nil {
+			return fail("compare", err)
+		}
+	}
+	if want("compare") && want("sessions") {
+		logf("%d concurrent sessions", *sessionsN)
+		if r.Sessions, err = bench.MeasureSessions(ctx, w, *sessionsN, *sessionsLoad, 2); err != nil {
+			return fail("sessions", err)
+		}
+	}
+	if want("compare") && want("spaced") {
+		var gaps []time.Duration
+		for _, f := range strings.Split(*spacedGaps, ",") {
+			g, err := time.ParseDuration(strings.TrimSpace(f))
+			if err != nil || g <= 0 {
+				return fail("spaced", fmt.Errorf("bad -spaced-gaps entry %q", f))
+			}
+			gaps = append(gaps, g)
+		}
+		logf("spaced calls, %d per gap (%s)", *spacedCalls, *spacedGaps)
+		if r.Spaced, err = bench.MeasureSpaced(ctx, w, gaps, *spacedCalls); err != nil {
+			return fail("spaced", err)
+		}
 	}
 	if want("sizes") {
 		logf("tool answer sizes")

@@ -1,0 +1,145 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// The fast path: once a session's first tools/call has gone through the SDK (so the SDK has
+// initialized the session and the middleware knows this connection), the wire wrapper answers
+// later tools/call requests for known tools itself: one goroutine per call, the same tool run,
+// result and record as the middleware and handler (dispatcher.fastCall), the response written
+// as the SDK would write it. go-sdk's per-request dispatch (a goroutine hand-off, params and
+// result through its JSON layer, the middleware chain) is the largest CPU cost of a call in
+// the daemon. Everything else, and every tools/call the fast path is not sure about, still
+// goes through the SDK.
+
+// fastConns finds a wire connection by the session id it gives the SDK (wireConn.SessionID),
+// so the middleware, which sees only the SDK's session, can hand it the dispatcher.
+var fastConns sync.Map // string → *wireConn
+
+var fastSeq atomic.Uint64
+
+// fastServed counts the calls the fast path answered (tests tell the two paths apart by it).
+var fastServed atomic.Int64
+
+// attachFast gives the connection behind session id the dispatcher serving it.
+func attachFast(id string, d *dispatcher) {
+	if id == "" {
+		return
+	}
+	if v, ok := fastConns.Load(id); ok {
+		v.(*wireConn).fast.CompareAndSwap(nil, d)
+	}
+}
+
+// SessionID names this connection for attachFast. The SDK uses a stdio-like connection's id
+// only in its own log lines; the inner connection's id, if it has one, is kept.
+func (c *wireConn) SessionID() string {
+	if id := c.Connection.SessionID(); id != "" {
+		return id
+	}
+	return c.id
+}
+
+// fastParams is what the fast path reads of tools/call params.
+type fastParams struct {
+	Name      *string                    `json:"name"`
+	Arguments json.RawMessage            `json:"arguments"`
+	Meta      map[string]json.RawMessage `json:"_meta"`
+}
+
+// tryFast serves req on the fast path and reports whether it did. It declines (the SDK
+// serves the request) unless the request is a tools/call with an id not already in flight,
+// params that decode plainly, a tool name the table has, and no protocol fields in _meta
+// (a per-request protocol version, SEP-2575, changes how the SDK answers).
+func (c *wireConn) tryFast(req *jsonrpc.Request) bool {
+	d := c.fast.Load()
+	if d == nil || req.Method != methodCallTool || !req.ID.IsValid() {
+		return false
+	}
+	var p fastParams
+	if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil || p.Name == nil {
+		return false
+	}
+	for k := range p.Meta {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			return false
+		}
+	}
+	t, ok := d.byName[*p.Name]
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithCancel(c.base)
+	c.mu.Lock()
+	if _, dup := c.inflight[req.ID]; dup || c.closed {
+		c.mu.Unlock()
+		cancel()
+		return false
+	}
+	c.inflight[req.ID] = inflight{kind: kindToolsCall, cancel: cancel}
+	c.fastWG.Add(1)
+	c.mu.Unlock()
+	go c.serveFast(ctx, cancel, d, t, req.ID, p.Arguments)
+	return true
+}
+
+func (c *wireConn) serveFast(ctx context.Context, cancel context.CancelFunc, d *dispatcher, t *Tool, id jsonrpc.ID, args json.RawMessage) {
+	defer c.fastWG.Done()
+	defer cancel()
+	fastServed.Add(1)
+	res := d.fastCall(ctx, t, args)
+	out, err := json.Marshal(res)
+	if err == nil {
+		if with, ok := withIsErrorFalse(out); ok {
+			out = with
+		}
+	}
+	c.mu.Lock()
+	f := c.inflight[id]
+	delete(c.inflight, id)
+	c.mu.Unlock()
+	if f.cancelled {
+		return // the client stopped waiting; MCP asks us not to answer
+	}
+	resp := &jsonrpc.Response{ID: id, Result: out}
+	if err != nil {
+		// Not reachable for the results toolResult builds; answered as the SDK would a
+		// handler that failed.
+		resp = &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}}
+	}
+	_ = c.Connection.Write(context.Background(), resp)
+}
+
+// cancelFast cancels the fast-path calls in flight: the client can no longer read their
+// answers (its stream failed), as the SDK cancels its own handlers then.
+func (c *wireConn) cancelFast() {
+	c.mu.Lock()
+	for _, f := range c.inflight {
+		if f.cancel != nil {
+			f.cancel()
+		}
+	}
+	c.mu.Unlock()
+}
+
+// closeFast ends the fast path of a connection the SDK is closing: no new call takes it, and
+// the calls in flight are answered first (the SDK's Close, too, waits for its handlers; each
+// call is bounded by its request timeout).
+func (c *wireConn) closeFast() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	fastConns.Delete(c.id)
+	c.fastWG.Wait()
+	c.stop()
+}
+
+func newFastID() string { return "resmongw-wire-" + strconv.FormatUint(fastSeq.Add(1), 10) }
