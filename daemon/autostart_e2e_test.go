@@ -14,6 +14,7 @@ import (
 // The first shim finds no daemon, starts one detached, and is served by it; the daemon
 // outlives the session, and later shims reuse it.
 func TestAutostartServesSession(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.reapDaemonOnCleanup()
 	sim := startSim(t)
@@ -53,6 +54,7 @@ func TestAutostartServesSession(t *testing.T) {
 
 // With autostart disabled and no daemon, the shim says so on stderr and exits non-zero.
 func TestNoAutostart(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	cmd := exec.Command(bin, "stdio")
 	cmd.Env = w.Env("RESMONGW_NO_AUTOSTART=1")
@@ -77,6 +79,7 @@ func TestNoAutostart(t *testing.T) {
 // The daemon is killed: open sessions end (the shim exits), the socket is left behind, and
 // the next shim autostarts a new daemon that replaces the stale socket.
 func TestDaemonKilledNextShimAutostarts(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.reapDaemonOnCleanup()
 	sim := startSim(t)

@@ -9,6 +9,7 @@ import (
 // The backend restarts (same port, then a new port) under an open session: the next call
 // succeeds on the new instance without the harness reconnecting.
 func TestBackendRestartMidSession(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := startSim(t)
@@ -36,6 +37,7 @@ func TestBackendRestartMidSession(t *testing.T) {
 // With the backend stopped, tools fail with backend_unavailable while initialize and
 // tools/list keep working; a new session can still start.
 func TestBackendStopped(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := startSim(t)

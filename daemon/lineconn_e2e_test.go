@@ -69,6 +69,7 @@ type frame struct {
 // in flight while they arrive is still answered, as is one still running when the client
 // half-closes; only then does the daemon end the session.
 func TestSessionSurvivesBadLinesAndKeepsInFlightAnswers(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := startSim(t)
@@ -127,6 +128,7 @@ func TestSessionSurvivesBadLinesAndKeepsInFlightAnswers(t *testing.T) {
 // --request-timeout bounds a backend request: a hung backend becomes backend_unavailable
 // long before the harness would give up, while a session on another backend is served.
 func TestRequestTimeoutFlag(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon("--request-timeout", "300ms")
 	slow, fast := startSim(t), startSim(t)
@@ -166,6 +168,7 @@ func TestRequestTimeoutFlag(t *testing.T) {
 
 // A bad RESMONGW_REQUEST_TIMEOUT is a usage error, not a silent default.
 func TestRequestTimeoutEnvValidated(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := testCtx(t)
 	cmd := exec.CommandContext(ctx, bin, "serve", "--socket", w.Socket)

@@ -12,6 +12,7 @@ import (
 
 // The log file is private and never holds the token, even after restarts and failures.
 func TestLogFilePrivateAndTokenFree(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := startSim(t)

@@ -17,6 +17,7 @@ import (
 // The harness speaks raw JSON-RPC; everything on the shim's stdout must be JSON-RPC, and
 // closing stdin ends the shim with exit 0.
 func TestShimStdoutIsOnlyJSONRPC(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := startSim(t)
@@ -84,6 +85,7 @@ func TestShimStdoutIsOnlyJSONRPC(t *testing.T) {
 // A harness that writes its requests and closes stdin at once (a pipe) still gets every
 // answer: the shim half-closes, the daemon drains, then the shim exits 0.
 func TestPipedRequestsAnsweredAfterStdinEOF(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := startSim(t)
@@ -123,6 +125,7 @@ func TestPipedRequestsAnsweredAfterStdinEOF(t *testing.T) {
 // The harness dies without closing the shim's stdin: the shim notices its parent changed
 // and exits instead of lingering as an orphan.
 func TestShimExitsWhenParentDies(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	ctx := testCtx(t)
@@ -172,6 +175,7 @@ func sessionsOpen(t *testing.T, w *world) int {
 // cannot be delivered, nobody is left to tell, and the shim exits 0 without a word (not
 // killed by SIGPIPE).
 func TestShimExitsQuietlyWhenHarnessClosesStdout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	ctx := testCtx(t)

@@ -11,6 +11,7 @@ import (
 // B5: SIGHUP (a closed terminal, a supervisor's reload) is a graceful shutdown: exit 0, the
 // socket removed, and the buffered log flushed to the file.
 func TestSIGHUPShutsDownCleanly(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	d := w.startDaemon()
 	if err := syscall.Kill(d.Pid(), syscall.SIGHUP); err != nil {
@@ -41,6 +42,7 @@ func TestSIGHUPShutsDownCleanly(t *testing.T) {
 // SIGTERM with a session open: the daemon closes it and exits 0; the shim, whose harness
 // still had it open, says the daemon ended the session and exits 1 (the server is gone).
 func TestGracefulShutdownClosesSessions(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	d := w.startDaemon()
 	sim := startSim(t)

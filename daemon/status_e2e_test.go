@@ -24,6 +24,7 @@ func decodeStatus(t *testing.T, out string) daemon.Status {
 }
 
 func TestStatusNotRunning(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := testCtx(t)
 	out, code := w.runStatus(ctx, nil)
@@ -40,6 +41,7 @@ func TestStatusNotRunning(t *testing.T) {
 // Status reports the verified backend (exit 0), then why it is unavailable (exit 1), in both
 // forms, and evaluates the caller's own target even before any session exists.
 func TestStatusVerifiedThenUnavailable(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := startSim(t)
@@ -124,6 +126,7 @@ func targetByDir(t *testing.T, st daemon.Status, stateDir string) daemon.TargetS
 // instance that is not running) is listed, marked idle, and does not make status fail; once a
 // session uses it, it counts again.
 func TestStatusExitCodeIgnoresIdleTargets(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := startSim(t)
@@ -162,6 +165,7 @@ func TestStatusExitCodeIgnoresIdleTargets(t *testing.T) {
 // Stray positional arguments are usage errors (exit 2), for status and for the shim a
 // harness config launches.
 func TestExtraArgumentsAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := testCtx(t)
 	if out, code := w.runStatus(ctx, nil, "extra"); code != 2 {
