@@ -15,10 +15,7 @@ import (
 // outlives the session, and later shims reuse it.
 func TestAutostartServesSession(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.reapDaemonOnCleanup()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	w, sim, ctx := unservedWorld(t)
 
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	pid := w.DaemonPID()
@@ -80,10 +77,7 @@ func TestNoAutostart(t *testing.T) {
 // the next shim autostarts a new daemon that replaces the stale socket.
 func TestDaemonKilledNextShimAutostarts(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.reapDaemonOnCleanup()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	w, sim, ctx := unservedWorld(t)
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	healthRuntimeID(ctx, t, s.cs)
 	old := w.DaemonPID()

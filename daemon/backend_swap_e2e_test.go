@@ -10,10 +10,7 @@ import (
 // succeeds on the new instance without the harness reconnecting.
 func TestBackendRestartMidSession(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	w, sim, ctx := servedWorld(t)
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	first := healthRuntimeID(ctx, t, s.cs)
 	for _, newPort := range []bool{false, true} {
@@ -38,10 +35,7 @@ func TestBackendRestartMidSession(t *testing.T) {
 // tools/list keep working; a new session can still start.
 func TestBackendStopped(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	w, sim, ctx := servedWorld(t)
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	healthRuntimeID(ctx, t, s.cs)
 	if err := sim.Stop(); err != nil {

@@ -27,6 +27,24 @@ type world struct{ *testkit.World }
 
 func newWorld(t *testing.T) *world { return &world{testkit.NewWorld(t)} }
 
+// servedWorld is the usual start of a test: a world whose daemon (our child) is listening,
+// one simulated backend, and the test's context.
+func servedWorld(t *testing.T) (*world, *resmonsim.Sim, context.Context) {
+	t.Helper()
+	w := newWorld(t)
+	w.startDaemon()
+	return w, startSim(t), testCtx(t)
+}
+
+// unservedWorld is a world with no daemon yet (a shim will autostart one, stopped when the
+// test ends), one simulated backend, and the test's context.
+func unservedWorld(t *testing.T) (*world, *resmonsim.Sim, context.Context) {
+	t.Helper()
+	w := newWorld(t)
+	w.reapDaemonOnCleanup()
+	return w, startSim(t), testCtx(t)
+}
+
 // reapDaemonOnCleanup stops whatever daemon holds the lock when the test ends; autostarted
 // daemons are not our children.
 func (w *world) reapDaemonOnCleanup() {

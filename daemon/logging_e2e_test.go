@@ -13,10 +13,7 @@ import (
 // The log file is private and never holds the token, even after restarts and failures.
 func TestLogFilePrivateAndTokenFree(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	w, sim, ctx := servedWorld(t)
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	tokens := []string{sim.Token()}
 	healthRuntimeID(ctx, t, s.cs)

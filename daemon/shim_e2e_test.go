@@ -18,10 +18,7 @@ import (
 // closing stdin ends the shim with exit 0.
 func TestShimStdoutIsOnlyJSONRPC(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	w, sim, ctx := servedWorld(t)
 	cmd := exec.CommandContext(ctx, bin, "stdio")
 	cmd.Env = w.Env(simEnv(sim)...)
 	stdin, _ := cmd.StdinPipe()
@@ -86,10 +83,7 @@ func TestShimStdoutIsOnlyJSONRPC(t *testing.T) {
 // answer: the shim half-closes, the daemon drains, then the shim exits 0.
 func TestPipedRequestsAnsweredAfterStdinEOF(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	w, sim, ctx := servedWorld(t)
 	cmd := exec.CommandContext(ctx, bin, "stdio")
 	cmd.Env = w.Env(simEnv(sim)...)
 	cmd.Stdin = strings.NewReader(strings.Join([]string{

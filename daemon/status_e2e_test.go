@@ -42,10 +42,7 @@ func TestStatusNotRunning(t *testing.T) {
 // forms, and evaluates the caller's own target even before any session exists.
 func TestStatusVerifiedThenUnavailable(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	w, sim, ctx := servedWorld(t)
 
 	// No session yet: the caller's env target is evaluated.
 	out, code := w.runStatus(ctx, simEnv(sim), "--json")
@@ -127,10 +124,7 @@ func targetByDir(t *testing.T, st daemon.Status, stateDir string) daemon.TargetS
 // session uses it, it counts again.
 func TestStatusExitCodeIgnoresIdleTargets(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	w, sim, ctx := servedWorld(t)
 	goneDir := filepath.Join(t.TempDir(), "gone")
 	gone := []string{"RESMON_STATE_DIR=" + goneDir}
 

@@ -14,10 +14,7 @@ func TestBadAndGoodPortNeverShareATarget(t *testing.T) {
 	t.Parallel()
 	for _, badFirst := range []bool{true, false} {
 		t.Run("badFirst="+strconv.FormatBool(badFirst), func(t *testing.T) {
-			w := newWorld(t)
-			w.startDaemon()
-			sim := startSim(t)
-			ctx := testCtx(t)
+			w, sim, ctx := servedWorld(t)
 			good := strconv.Itoa(sim.Port())
 			for _, bad := range []string{"+" + good, "000" + good} {
 				env := func(port string) []string { return append(simEnv(sim), "RESMON_PORT="+port) }

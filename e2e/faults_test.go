@@ -41,11 +41,7 @@ func posts(s *resmonsim.Sim, path string) int {
 // exactly once and is not replayed, and once the app is back the next call is served by the
 // new instance.
 func TestFaultBackendKilledMidCall(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 90*time.Second)
-	s := w.connect(ctx, simEnv(sim)...)
+	w, sim, ctx, s := servedSession(t)
 	old := runtimeID(s.must(ctx, "health", nil))
 
 	sim.SetDelay(time.Minute) // every reply hangs until the kill
@@ -80,11 +76,7 @@ func TestFaultBackendKilledMidCall(t *testing.T) {
 // The app restarts on the same port and then on a new one, each time with a new token and
 // runtime id: every answer names the instance that actually served it.
 func TestFaultBackendRestartSameAndNewPort(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 90*time.Second)
-	s := w.connect(ctx, simEnv(sim)...)
+	w, sim, ctx, s := servedSession(t)
 	seen := map[string]bool{runtimeID(s.must(ctx, "health", nil)): true}
 	for _, o := range []resmonsim.RestartOptions{{}, {NewPort: true}, {InPlace: true}} {
 		oldPort := sim.Port()
@@ -109,11 +101,7 @@ func TestFaultBackendRestartSameAndNewPort(t *testing.T) {
 // A token file left behind by an earlier run: the backend answers 401 token_invalid and the
 // tool says so with the token_refused message; a fresh file brings it back.
 func TestFaultStaleTokenFile(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 90*time.Second)
-	s := w.connect(ctx, simEnv(sim)...)
+	w, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 	if err := sim.WriteStaleToken(); err != nil {
 		t.Fatal(err)
@@ -209,11 +197,7 @@ func TestFaultPortFile(t *testing.T) {
 // The whole state directory is deleted (the app is uninstalled or its data wiped) and then
 // recreated by a new start: the watcher follows it back.
 func TestFaultStateDirDeletedAndRecreated(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 90*time.Second)
-	s := w.connect(ctx, simEnv(sim)...)
+	w, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 	if err := sim.Kill(); err != nil {
 		t.Fatal(err)

@@ -62,6 +62,17 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
+// servedSession is the usual start of a test: a world whose daemon (our child) listens, one
+// simulated backend, the test's context (90 s at most) and a harness session on that backend.
+func servedSession(t *testing.T) (*world, *resmonsim.Sim, context.Context, *session) {
+	t.Helper()
+	w := newWorld(t)
+	w.startDaemon()
+	sim := w.startSim(resmonsim.Options{})
+	ctx := testkit.Context(t, 90*time.Second)
+	return w, sim, ctx, w.connect(ctx, simEnv(sim)...)
+}
+
 func (w *world) output() *testkit.SyncBuffer {
 	b := &testkit.SyncBuffer{}
 	w.mu.Lock()
