@@ -63,13 +63,10 @@ type daemonProc struct {
 
 func (w *world) startDaemon(args ...string) *daemonProc {
 	w.T.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--socket", w.Socket}, args...)...)
-	cmd.Env = w.Env()
 	d := &daemonProc{stderr: &testkit.SyncBuffer{}}
-	cmd.Stderr = d.stderr
-	p, err := testkit.Start(cmd)
+	p, err := w.Serve(bin, nil, d.stderr, args...)
 	if err != nil {
-		w.T.Fatal(err)
+		w.T.Fatalf("daemon: %v\n%s", err, d.stderr)
 	}
 	d.Proc = p
 	w.T.Cleanup(func() {
@@ -78,9 +75,6 @@ func (w *world) startDaemon(args ...string) *daemonProc {
 			w.T.Errorf("the daemon reported a data race:\n%s", d.stderr)
 		}
 	})
-	if err := testkit.WaitListening(w.Socket, 10*time.Second, p); err != nil {
-		w.T.Fatalf("daemon: %v\n%s", err, d.stderr)
-	}
 	return d
 }
 
