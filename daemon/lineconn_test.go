@@ -65,11 +65,15 @@ func newTestLineConn(t *testing.T) (*lineConn, *countingConn, *net.UnixConn, *bu
 	}
 	lc := mc.(*lineConn)
 	t.Cleanup(func() { _ = lc.Close() })
-	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	_ = c.SetDeadline(time.Now().Add(lineConnLimit))
 	return lc, cc, c, bufio.NewReader(c)
 }
 
-func readCtx(t *testing.T) context.Context { return testkit.Context(t, 30*time.Second) }
+// lineConnLimit bounds a line-transport test; generous, since moving tens of MiB under -race
+// on a loaded machine takes tens of seconds, and it is only ever reached by a hang.
+const lineConnLimit = 2 * time.Minute
+
+func readCtx(t *testing.T) context.Context { return testkit.Context(t, lineConnLimit) }
 
 // errReply is a decoded error line.
 type errReply struct {

@@ -307,8 +307,10 @@ func TestFaultSlowBackend(t *testing.T) {
 		}
 	}
 	slow.SetDelay(time.Minute)
+	// The timeout leaves a loaded machine ample time to connect and write the request, so
+	// it is the answer that times out.
 	up := proxy.NewUpstream(wt, &proxy.UpstreamOptions{RetryWait: 50 * time.Millisecond,
-		Client: &proxy.ClientOptions{RequestTimeout: 200 * time.Millisecond}})
+		Client: &proxy.ClientOptions{RequestTimeout: time.Second}})
 	defer up.Close()
 	srv := proxy.NewServer(up, nil)
 	ct, st := mcp.NewInMemoryTransports()
