@@ -31,7 +31,10 @@
 //     dispatches it. The proxy's middleware answers unknown tool names the reference's way
 //     (an isError result), refuses the methods we do not serve, and reports every call
 //     (name, outcome, duration, runtime id — never arguments) to the daemon's stats and
-//     log (daemon.go recordCall, stats.go, logging.go).
+//     log (daemon.go recordCall, stats.go, logging.go). Once a session's first tools/call
+//     has gone through the SDK, the wire wrapper serves later calls to known tools itself
+//     with that same dispatcher (the fast path, proxy/wire_fast.go): the same tool run,
+//     result and record, without the SDK's per-request dispatch.
 //  7. The tool (proxy/tools.go table, proxy/tools_corpus.go toolSearchCorpus). The
 //     arguments are decoded with exact numbers and checked against the row's own input
 //     schema (proxy/types.go Tool.Run, proxy/argcheck.go): a refused argument is an
