@@ -14,10 +14,8 @@ import (
 // The first shim finds no daemon, starts one detached, and is served by it; the daemon
 // outlives the session, and later shims reuse it.
 func TestAutostartServesSession(t *testing.T) {
-	w := newWorld(t)
-	w.reapDaemonOnCleanup()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	t.Parallel()
+	w, sim, ctx := unservedWorld(t)
 
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	pid := w.DaemonPID()
@@ -53,6 +51,7 @@ func TestAutostartServesSession(t *testing.T) {
 
 // With autostart disabled and no daemon, the shim says so on stderr and exits non-zero.
 func TestNoAutostart(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	cmd := exec.Command(bin, "stdio")
 	cmd.Env = w.Env("RESMONGW_NO_AUTOSTART=1")
@@ -77,10 +76,8 @@ func TestNoAutostart(t *testing.T) {
 // The daemon is killed: the socket is left behind, open sessions go on on a daemon their shim
 // autostarts (it replaces the stale socket), and the next shim finds that daemon.
 func TestDaemonKilledNextShimAutostarts(t *testing.T) {
-	w := newWorld(t)
-	w.reapDaemonOnCleanup()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	t.Parallel()
+	w, sim, ctx := unservedWorld(t)
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	healthRuntimeID(ctx, t, s.cs)
 	old := w.DaemonPID()

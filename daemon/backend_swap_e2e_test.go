@@ -9,10 +9,8 @@ import (
 // The backend restarts (same port, then a new port) under an open session: the next call
 // succeeds on the new instance without the harness reconnecting.
 func TestBackendRestartMidSession(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	t.Parallel()
+	w, sim, ctx := servedWorld(t)
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	first := healthRuntimeID(ctx, t, s.cs)
 	for _, newPort := range []bool{false, true} {
@@ -36,10 +34,8 @@ func TestBackendRestartMidSession(t *testing.T) {
 // With the backend stopped, tools fail with backend_unavailable while initialize and
 // tools/list keep working; a new session can still start.
 func TestBackendStopped(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	t.Parallel()
+	w, sim, ctx := servedWorld(t)
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	healthRuntimeID(ctx, t, s.cs)
 	if err := sim.Stop(); err != nil {

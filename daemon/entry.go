@@ -1,5 +1,3 @@
-// Package daemon is the long-lived per-user gateway: the MCP socket, sessions bound to
-// targets, hot swap across backend restarts, status, lifecycle and logging.
 package daemon
 
 import (

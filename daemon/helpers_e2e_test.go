@@ -27,6 +27,24 @@ type world struct{ *testkit.World }
 
 func newWorld(t *testing.T) *world { return &world{testkit.NewWorld(t)} }
 
+// servedWorld is the usual start of a test: a world whose daemon (our child) is listening,
+// one simulated backend, and the test's context.
+func servedWorld(t *testing.T) (*world, *resmonsim.Sim, context.Context) {
+	t.Helper()
+	w := newWorld(t)
+	w.startDaemon()
+	return w, startSim(t), testCtx(t)
+}
+
+// unservedWorld is a world with no daemon yet (a shim will autostart one, stopped when the
+// test ends), one simulated backend, and the test's context.
+func unservedWorld(t *testing.T) (*world, *resmonsim.Sim, context.Context) {
+	t.Helper()
+	w := newWorld(t)
+	w.reapDaemonOnCleanup()
+	return w, startSim(t), testCtx(t)
+}
+
 // reapDaemonOnCleanup stops whatever daemon holds the lock when the test ends; autostarted
 // daemons are not our children.
 func (w *world) reapDaemonOnCleanup() {
@@ -45,13 +63,10 @@ type daemonProc struct {
 
 func (w *world) startDaemon(args ...string) *daemonProc {
 	w.T.Helper()
-	cmd := exec.Command(bin, append([]string{"serve", "--socket", w.Socket}, args...)...)
-	cmd.Env = w.Env()
 	d := &daemonProc{stderr: &testkit.SyncBuffer{}}
-	cmd.Stderr = d.stderr
-	p, err := testkit.Start(cmd)
+	p, err := w.Serve(bin, nil, d.stderr, args...)
 	if err != nil {
-		w.T.Fatal(err)
+		w.T.Fatalf("daemon: %v\n%s", err, d.stderr)
 	}
 	d.Proc = p
 	w.T.Cleanup(func() {
@@ -60,9 +75,6 @@ func (w *world) startDaemon(args ...string) *daemonProc {
 			w.T.Errorf("the daemon reported a data race:\n%s", d.stderr)
 		}
 	})
-	if err := testkit.WaitListening(w.Socket, 10*time.Second, p); err != nil {
-		w.T.Fatalf("daemon: %v\n%s", err, d.stderr)
-	}
 	return d
 }
 

@@ -19,7 +19,7 @@ import (
 
 // newTestDaemon is a real accept loop and MCP stack on ln (socket path socket), with a fake
 // backend and an observed logger. The caller runs it (serve or run).
-func newTestDaemon(t *testing.T, socket string, ln listener) (*daemon, *observer.ObservedLogs, context.CancelFunc) {
+func newTestDaemon(t testing.TB, socket string, ln listener) (*daemon, *observer.ObservedLogs, context.CancelFunc) {
 	t.Helper()
 	core, logs := observer.New(zapcore.DebugLevel)
 	d, cancel := newDaemon(socket, "", zap.New(core), slog.New(slog.DiscardHandler), time.Hour, nil)
@@ -34,7 +34,24 @@ func newTestDaemon(t *testing.T, socket string, ln listener) (*daemon, *observer
 	return d, logs, cancel
 }
 
-func testSocket(t *testing.T) (string, *net.UnixListener) {
+// serving starts d's accept loop; when the test ends, d shuts down and the loop has returned.
+func serving(t testing.TB, d *daemon) {
+	served := make(chan struct{})
+	go func() { _ = d.serve(); close(served) }()
+	t.Cleanup(func() { d.shutdown(stopRestart); <-served })
+}
+
+// servingTestDaemon is newTestDaemon on a fresh private socket, serving until the test ends.
+func servingTestDaemon(t testing.TB) (*daemon, string, *observer.ObservedLogs) {
+	t.Helper()
+	socket, ln := testSocket(t)
+	d, logs, cancel := newTestDaemon(t, socket, ln)
+	t.Cleanup(cancel)
+	serving(t, d)
+	return d, socket, logs
+}
+
+func testSocket(t testing.TB) (string, *net.UnixListener) {
 	t.Helper()
 	socket := filepath.Join(testkit.ShortTempDir(t), "s.sock")
 	ln, err := listenPrivate(socket)

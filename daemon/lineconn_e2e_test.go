@@ -69,6 +69,7 @@ type frame struct {
 // in flight while they arrive is still answered, as is one still running when the client
 // half-closes; only then does the daemon end the session.
 func TestSessionSurvivesBadLinesAndKeepsInFlightAnswers(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := startSim(t)
@@ -127,8 +128,11 @@ func TestSessionSurvivesBadLinesAndKeepsInFlightAnswers(t *testing.T) {
 // --request-timeout bounds a backend request: a hung backend becomes backend_unavailable
 // long before the harness would give up, while a session on another backend is served.
 func TestRequestTimeoutFlag(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
-	w.startDaemon("--request-timeout", "300ms")
+	// Short against the backend's minute and the harness's 20 s, long enough that the fast
+	// backend's answers always fit on a loaded machine (a timed-out one would fail the test).
+	w.startDaemon("--request-timeout", "2s")
 	slow, fast := startSim(t), startSim(t)
 	ctx := testCtx(t)
 	a := w.connect(ctx, "2025-11-25", simEnv(slow)...)
@@ -166,6 +170,7 @@ func TestRequestTimeoutFlag(t *testing.T) {
 
 // A bad RESMONGW_REQUEST_TIMEOUT is a usage error, not a silent default.
 func TestRequestTimeoutEnvValidated(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := testCtx(t)
 	cmd := exec.CommandContext(ctx, bin, "serve", "--socket", w.Socket)

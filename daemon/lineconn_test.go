@@ -65,11 +65,15 @@ func newTestLineConn(t *testing.T) (*lineConn, *countingConn, *net.UnixConn, *bu
 	}
 	lc := mc.(*lineConn)
 	t.Cleanup(func() { _ = lc.Close() })
-	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	_ = c.SetDeadline(time.Now().Add(lineConnLimit))
 	return lc, cc, c, bufio.NewReader(c)
 }
 
-func readCtx(t *testing.T) context.Context { return testkit.Context(t, 30*time.Second) }
+// lineConnLimit bounds a line-transport test; generous, since moving tens of MiB under -race
+// on a loaded machine takes tens of seconds, and it is only ever reached by a hang.
+const lineConnLimit = 2 * time.Minute
+
+func readCtx(t *testing.T) context.Context { return testkit.Context(t, lineConnLimit) }
 
 // errReply is a decoded error line.
 type errReply struct {
@@ -163,13 +167,16 @@ func TestLineConnParseErrorBytes(t *testing.T) {
 // error reply, the bytes after it are read as the next message, and the connection does not
 // keep the big buffers afterwards.
 func TestLineConnHugeAndOverlongLines(t *testing.T) {
+	t.Parallel() // CPU-bound under -race: overlaps the end-to-end tests' waits
 	lc, _, client, br := newTestLineConn(t)
 	big := strings.Repeat("x", 6<<20)
 	tooBig := strings.Repeat("y", maxFrame+(1<<20))
+	// Written without fmt's %q: quoting 23 MiB rune by rune was a fifth of the test's CPU
+	// under -race, and x and y need no escaping.
 	go func() {
 		w := bufio.NewWriter(client)
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"blob":%q}}`+"\n", big)
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"blob":%q}}`+"\n", tooBig)
+		_, _ = w.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"blob":"` + big + `"}}` + "\n")
+		_, _ = w.WriteString(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"blob":"` + tooBig + `"}}` + "\n")
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n")
 		_ = w.Flush()
 	}()
@@ -178,8 +185,7 @@ func TestLineConnHugeAndOverlongLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p struct{ Blob string }
-	if r := msg.(*jsonrpc.Request); r.ID.Raw() != int64(1) || json.Unmarshal(r.Params, &p) != nil || p.Blob != big {
+	if r := msg.(*jsonrpc.Request); r.ID.Raw() != int64(1) || string(r.Params) != `{"blob":"`+big+`"}` {
 		t.Fatalf("the 6 MiB message was not read whole")
 	}
 	msg, err = lc.Read(ctx)
@@ -207,6 +213,7 @@ func TestLineConnHugeAndOverlongLines(t *testing.T) {
 
 // An over-long last line with no newline before EOF is answered, then EOF ends the session.
 func TestLineConnOverlongAtEOF(t *testing.T) {
+	t.Parallel() // CPU-bound under -race: overlaps the end-to-end tests' waits
 	lc, _, client, br := newTestLineConn(t)
 	go func() {
 		_, _ = client.Write(bytes.Repeat([]byte("z"), maxFrame+10))
@@ -223,6 +230,7 @@ func TestLineConnOverlongAtEOF(t *testing.T) {
 // A last line without a newline is still a message. After the client's EOF, Read holds the
 // end of the session back until that request is answered, so the answer is not dropped.
 func TestLineConnPartialLastLineAndDrain(t *testing.T) {
+	t.Parallel() // CPU-bound under -race: overlaps the end-to-end tests' waits
 	lc, _, client, br := newTestLineConn(t)
 	if _, err := client.Write([]byte(`{"jsonrpc":"2.0","id":"tail","method":"tools/call","params":{"name":"health"}}`)); err != nil {
 		t.Fatal(err)
@@ -258,6 +266,7 @@ func TestLineConnPartialLastLineAndDrain(t *testing.T) {
 
 // Many goroutines write at once: every message arrives whole, on its own line.
 func TestLineConnConcurrentWrites(t *testing.T) {
+	t.Parallel() // CPU-bound under -race: overlaps the end-to-end tests' waits
 	lc, _, client, br := newTestLineConn(t)
 	const writers, each = 16, 40
 	payload := strings.Repeat("p", 20000) // larger than a socket write chunk

@@ -12,10 +12,8 @@ import (
 
 // The log file is private and never holds the token, even after restarts and failures.
 func TestLogFilePrivateAndTokenFree(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	t.Parallel()
+	w, sim, ctx := servedWorld(t)
 	s := w.connect(ctx, "2025-11-25", simEnv(sim)...)
 	tokens := []string{sim.Token()}
 	healthRuntimeID(ctx, t, s.cs)

@@ -17,10 +17,8 @@ import (
 // The harness speaks raw JSON-RPC; everything on the shim's stdout must be JSON-RPC, and
 // closing stdin ends the shim with exit 0.
 func TestShimStdoutIsOnlyJSONRPC(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	t.Parallel()
+	w, sim, ctx := servedWorld(t)
 	cmd := exec.CommandContext(ctx, bin, "stdio")
 	cmd.Env = w.Env(simEnv(sim)...)
 	stdin, _ := cmd.StdinPipe()
@@ -84,10 +82,8 @@ func TestShimStdoutIsOnlyJSONRPC(t *testing.T) {
 // A harness that writes its requests and closes stdin at once (a pipe) still gets every
 // answer: the shim half-closes, the daemon drains, then the shim exits 0.
 func TestPipedRequestsAnsweredAfterStdinEOF(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	t.Parallel()
+	w, sim, ctx := servedWorld(t)
 	cmd := exec.CommandContext(ctx, bin, "stdio")
 	cmd.Env = w.Env(simEnv(sim)...)
 	cmd.Stdin = strings.NewReader(strings.Join([]string{
@@ -123,6 +119,7 @@ func TestPipedRequestsAnsweredAfterStdinEOF(t *testing.T) {
 // The harness dies without closing the shim's stdin: the shim notices its parent changed
 // and exits instead of lingering as an orphan.
 func TestShimExitsWhenParentDies(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	ctx := testCtx(t)
@@ -172,6 +169,7 @@ func sessionsOpen(t *testing.T, w *world) int {
 // cannot be delivered, nobody is left to tell, and the shim exits 0 without a word (not
 // killed by SIGPIPE).
 func TestShimExitsQuietlyWhenHarnessClosesStdout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	ctx := testCtx(t)

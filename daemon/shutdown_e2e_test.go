@@ -12,6 +12,7 @@ import (
 // B5: SIGHUP (a closed terminal, a supervisor's reload) is a graceful shutdown: exit 0, the
 // socket removed, and the buffered log flushed to the file.
 func TestSIGHUPShutsDownCleanly(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	d := w.startDaemon()
 	if err := syscall.Kill(d.Pid(), syscall.SIGHUP); err != nil {
@@ -43,6 +44,7 @@ func TestSIGHUPShutsDownCleanly(t *testing.T) {
 // harness's session for the next daemon. Here nobody starts one (autostart off, a short
 // reconnect bound): the shim says so in one line and exits 1.
 func TestGracefulShutdownWithoutANewDaemonEndsTheSession(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	d := w.startDaemon()
 	sim := startSim(t)

@@ -18,6 +18,7 @@ import (
 // B6: removing the socket under a live daemon does not strand it: the daemon listens again,
 // and a shim started meanwhile waits for that (no second daemon) and gets a session.
 func TestRemovedSocketIsRecreated(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	pid := w.DaemonPID()
@@ -43,6 +44,7 @@ func TestRemovedSocketIsRecreated(t *testing.T) {
 // instead of "not running", and the shim starts no second daemon. The lock here names the
 // world's running daemon from another directory, so its socket never comes back.
 func TestSocketGoneWhileLockHeld(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	pid := w.DaemonPID()
@@ -77,6 +79,7 @@ func TestSocketGoneWhileLockHeld(t *testing.T) {
 // A second daemon refuses to start while one is live (and leaves its socket alone); a stale
 // socket from a crashed daemon is replaced.
 func TestSingleInstanceAndStaleSocket(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// Stale: a socket file nobody listens on.
 	if err := os.MkdirAll(filepath.Dir(w.Socket), 0o700); err != nil {
@@ -133,6 +136,7 @@ func TestSingleInstanceAndStaleSocket(t *testing.T) {
 
 // A process of another user that reaches the socket is refused and logged.
 func TestOtherUIDRefused(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to connect as another user")
 	}

@@ -9,12 +9,7 @@ import (
 
 // B6: a removed socket file is re-created by the daemon, which still holds the lock.
 func TestCheckSocketRelistensAfterRemoval(t *testing.T) {
-	socket, ul := testSocket(t)
-	d, logs, cancel := newTestDaemon(t, socket, ul)
-	defer cancel()
-	served := make(chan struct{})
-	go func() { _ = d.serve(); close(served) }()
-	defer func() { d.shutdown(stopRestart); <-served }()
+	d, socket, logs := servingTestDaemon(t)
 	c0, _ := dialSession(t, socket)
 	c0.Close()
 

@@ -12,12 +12,7 @@ import (
 
 // B3: client-chosen tool names neither grow the stats nor reach the log verbatim.
 func TestUnknownToolNamesShareOneStatsEntry(t *testing.T) {
-	socket, ul := testSocket(t)
-	d, logs, cancel := newTestDaemon(t, socket, ul)
-	defer cancel()
-	served := make(chan struct{})
-	go func() { _ = d.serve(); close(served) }()
-	defer func() { d.shutdown(stopRestart); <-served }()
+	d, socket, logs := servingTestDaemon(t)
 
 	c, br := dialSession(t, socket)
 	defer c.Close()

@@ -24,6 +24,7 @@ func decodeStatus(t *testing.T, out string) daemon.Status {
 }
 
 func TestStatusNotRunning(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := testCtx(t)
 	out, code := w.runStatus(ctx, nil)
@@ -40,10 +41,8 @@ func TestStatusNotRunning(t *testing.T) {
 // Status reports the verified backend (exit 0), then why it is unavailable (exit 1), in both
 // forms, and evaluates the caller's own target even before any session exists.
 func TestStatusVerifiedThenUnavailable(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	t.Parallel()
+	w, sim, ctx := servedWorld(t)
 
 	// No session yet: the caller's env target is evaluated.
 	out, code := w.runStatus(ctx, simEnv(sim), "--json")
@@ -138,10 +137,8 @@ func targetByDir(t *testing.T, st daemon.Status, stateDir string) daemon.TargetS
 // instance that is not running) is listed, marked idle, and does not make status fail; once a
 // session uses it, it counts again.
 func TestStatusExitCodeIgnoresIdleTargets(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := startSim(t)
-	ctx := testCtx(t)
+	t.Parallel()
+	w, sim, ctx := servedWorld(t)
 	goneDir := filepath.Join(t.TempDir(), "gone")
 	gone := []string{"RESMON_STATE_DIR=" + goneDir}
 
@@ -176,6 +173,7 @@ func TestStatusExitCodeIgnoresIdleTargets(t *testing.T) {
 // Stray positional arguments are usage errors (exit 2), for status and for the shim a
 // harness config launches.
 func TestExtraArgumentsAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := testCtx(t)
 	if out, code := w.runStatus(ctx, nil, "extra"); code != 2 {

@@ -11,12 +11,10 @@ import (
 // target with one naming the valid port N, whichever connects first: the bad one is told its
 // value is not a port, the good one reaches the backend.
 func TestBadAndGoodPortNeverShareATarget(t *testing.T) {
+	t.Parallel()
 	for _, badFirst := range []bool{true, false} {
 		t.Run("badFirst="+strconv.FormatBool(badFirst), func(t *testing.T) {
-			w := newWorld(t)
-			w.startDaemon()
-			sim := startSim(t)
-			ctx := testCtx(t)
+			w, sim, ctx := servedWorld(t)
 			good := strconv.Itoa(sim.Port())
 			for _, bad := range []string{"+" + good, "000" + good} {
 				env := func(port string) []string { return append(simEnv(sim), "RESMON_PORT="+port) }
@@ -49,6 +47,7 @@ func TestBadAndGoodPortNeverShareATarget(t *testing.T) {
 // Two harnesses pointing at two resmon instances each reach their own backend through one
 // daemon.
 func TestTwoTargets(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	simA, simB := startSim(t), startSim(t)

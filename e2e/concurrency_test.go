@@ -70,13 +70,30 @@ func TestFault50SessionsDuringRestart(t *testing.T) {
 			}
 		}()
 	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
 	<-startRestarts
 	w.restartSim(sim, resmonsim.RestartOptions{})
-	minted[sim.RuntimeID()] = true
-	time.Sleep(200 * time.Millisecond) // let some calls land on the second instance
+	second := sim.RuntimeID()
+	minted[second] = true
+	// Some calls land on the second instance before the next restart (unless every session
+	// is done by then).
+	testkit.WaitFor(t, time.Minute, func() bool {
+		select {
+		case <-finished:
+			return true
+		default:
+		}
+		for _, r := range sim.Requests() {
+			if r.RuntimeID == second && r.Path != "/api/health" {
+				return true
+			}
+		}
+		return false
+	}, "a call answered by the second instance")
 	w.restartSim(sim, resmonsim.RestartOptions{NewPort: true})
 	minted[sim.RuntimeID()] = true
-	wg.Wait()
+	<-finished
 
 	t.Logf("50 sessions × %d rounds across 2 restarts: outcomes %v", rounds, codes)
 	for c := range codes {

@@ -62,6 +62,17 @@ func newWorld(t *testing.T) *world {
 	return w
 }
 
+// servedSession is the usual start of a test: a world whose daemon (our child) listens, one
+// simulated backend, the test's context (90 s at most) and a harness session on that backend.
+func servedSession(t *testing.T) (*world, *resmonsim.Sim, context.Context, *session) {
+	t.Helper()
+	w := newWorld(t)
+	w.startDaemon()
+	sim := w.startSim(resmonsim.Options{})
+	ctx := testkit.Context(t, 90*time.Second)
+	return w, sim, ctx, w.connect(ctx, simEnv(sim)...)
+}
+
 func (w *world) output() *testkit.SyncBuffer {
 	b := &testkit.SyncBuffer{}
 	w.mu.Lock()
@@ -104,13 +115,11 @@ func (w *world) stopDaemon() {
 // startDaemon runs `resmongw serve` as our child and waits until it listens.
 func (w *world) startDaemon() *testkit.Proc {
 	w.T.Helper()
-	cmd := exec.Command(bin, "serve", "--socket", w.Socket)
-	cmd.Env = w.Env()
-	cmd.Stdout, cmd.Stderr = w.output(), w.output()
-	p := w.start(cmd)
-	if err := testkit.WaitListening(w.Socket, 10*time.Second, p); err != nil {
+	p, err := w.Serve(bin, w.output(), w.output())
+	if err != nil {
 		w.T.Fatalf("daemon: %v", err)
 	}
+	w.track(p)
 	w.daemonPID()
 	return p
 }
@@ -122,15 +131,20 @@ func (w *world) start(cmd *exec.Cmd) *testkit.Proc {
 	if err != nil {
 		w.T.Fatal(err)
 	}
+	w.track(p)
+	return p
+}
+
+// track remembers a child for the leak check and stops it when the test ends.
+func (w *world) track(p *testkit.Proc) {
 	w.mu.Lock()
 	w.children = append(w.children, p)
 	w.mu.Unlock()
 	w.T.Cleanup(func() {
 		if p.Stop(15 * time.Second) {
-			w.T.Errorf("%v ignored SIGTERM", cmd.Args)
+			w.T.Errorf("%v ignored SIGTERM", p.Cmd.Args)
 		}
 	})
-	return p
 }
 
 // startSim starts an in-process simulated backend in its own state directory.

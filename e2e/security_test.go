@@ -82,11 +82,7 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 // no excluded endpoint is reachable is proven by proxy's route-resolution test,
 // TestRoutesResolve in proxy/tools_routes_test.go.)
 func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 60*time.Second)
-	s := w.connect(ctx, simEnv(sim)...)
+	_, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 	for _, key := range []string{"openai_api_key", "smtp_password", "API_TOKEN", "client_secret", "github_credential", "authHeader"} {
 		sim.ResetRequests()

@@ -3,11 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // The first write after the app is killed (its port and token files left behind, its sockets
@@ -15,11 +12,7 @@ import (
 // not sent — or, once the daemon has noticed, that resmon is not running — and never that the
 // change's outcome is unknown or that resmon stopped "part-way".
 func TestFaultFirstWriteAfterAKillSaysNotSent(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 60*time.Second)
-	s := w.connect(ctx, simEnv(sim)...)
+	_, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil) // a verified instance, and a pooled connection to it
 	if err := sim.Kill(); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ const (
 // added to this process's environment. The helper runs when TestMain calls RunHelper.
 func HelperCommand(ctx context.Context, name, arg string, env ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-	cmd.Env = append(append(os.Environ(), helperEnv+"="+name, helperArgEnv+"="+arg), env...)
+	cmd.Env = append(append(os.Environ(), helperEnv+"="+name, helperArgEnv+"="+arg, NoRaceExitSleep), env...)
 	return cmd
 }
 

@@ -152,7 +152,7 @@ func TestWorld(t *testing.T) {
 	w := NewWorld(t)
 	env := w.Env("EXTRA=1")
 	want := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + w.Home, "XDG_STATE_HOME=" + filepath.Join(w.Home, "state"),
-		"RESMONGW_SOCKET=" + w.Socket, "EXTRA=1"}
+		"RESMONGW_SOCKET=" + w.Socket, NoRaceExitSleep, "EXTRA=1"}
 	if !slices.Equal(env, want) {
 		t.Fatalf("env %q, want %q", env, want)
 	}

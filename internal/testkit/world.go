@@ -1,9 +1,12 @@
 package testkit
 
 import (
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // World is one user's private environment for one test: a home, a state home and a socket
@@ -36,6 +39,13 @@ func ShortTempDir(t testing.TB) string {
 	return dir
 }
 
+// NoRaceExitSleep is in the environment of every child a test starts. A binary built with
+// -race sleeps a second at exit by default (atexit_sleep_ms=1000), so that goroutines still
+// running can report races; a report already under way is still completed without it (the
+// race runtime takes its report lock before exiting). The tests wait for every daemon and
+// shim exit they cause, so that second, paid on every exit, was most of the suite's time.
+const NoRaceExitSleep = "GORACE=atexit_sleep_ms=0"
+
 // Env is a clean environment for the world's processes (nothing leaks in from the test
 // process but PATH), with extra appended.
 func (w *World) Env(extra ...string) []string {
@@ -44,6 +54,7 @@ func (w *World) Env(extra ...string) []string {
 		"HOME=" + w.Home,
 		"XDG_STATE_HOME=" + w.StateHome,
 		"RESMONGW_SOCKET=" + w.Socket,
+		NoRaceExitSleep,
 	}, extra...)
 }
 
@@ -57,4 +68,26 @@ func (w *World) LockFile() string { return filepath.Join(filepath.Dir(w.Socket),
 func (w *World) DaemonPID() int {
 	pid, _ := ReadPIDFile(w.LockFile())
 	return pid
+}
+
+// listenLimit bounds the wait for a started daemon to listen; a cold -race binary on a busy
+// machine is slow to start.
+const listenLimit = 10 * time.Second
+
+// Serve starts `bin serve --socket <the world's socket> args...` in the world's environment,
+// its output to stdout and stderr (nil discards), and waits until it listens or exits. The
+// caller stops the process.
+func (w *World) Serve(bin string, stdout, stderr io.Writer, args ...string) (*Proc, error) {
+	cmd := exec.Command(bin, append([]string{"serve", "--socket", w.Socket}, args...)...)
+	cmd.Env = w.Env()
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	p, err := Start(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := WaitListening(w.Socket, listenLimit, p); err != nil {
+		p.Stop(time.Second)
+		return nil, err
+	}
+	return p, nil
 }
