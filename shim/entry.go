@@ -232,6 +232,7 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	case err != nil && reply.Error == shuttingDown && r.dialer != nil && r.wait > 0:
 		// We reached a daemon as it stopped: it read nothing, so everything goes to the next.
 		if err := r.reconnect(&endpoint.Goodbye{Resmongw: "goodbye", Mode: endpoint.GoodbyeRestart}); err != nil {
+			r.holdStdin()
 			r.answerAll(nil, false)
 			return fail("%v", err)
 		}
