@@ -63,9 +63,9 @@ var ErrNotRunning = errors.New("no daemon is running")
 // or ErrNotRunning when nobody serves the socket.
 func Control(socket, kind string, limit time.Duration) (pid int, version string, err error) {
 	pid = endpoint.LockHolder(socket)
-	c, err := net.DialTimeout("unix", socket, 2*time.Second)
+	c, err := endpoint.Dial(socket) // the preamble goes only to a daemon of ours
 	if err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		if endpoint.IsDown(err) {
 			return 0, "", ErrNotRunning
 		}
 		return 0, "", err
@@ -111,15 +111,19 @@ func Control(socket, kind string, limit time.Duration) (pid int, version string,
 	return pid, reply.Version, nil
 }
 
-// WaitServing dials socket until a daemon accepts or limit passes: after a
-// start, the daemon is up when it serves, not when its process exists.
+// WaitServing dials socket until a daemon of ours accepts or limit passes: after a start,
+// the daemon is up when it serves, not when its process exists. A socket endpoint.Dial
+// refuses is the error at once (waiting cannot make it ours).
 func WaitServing(socket string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 200*time.Millisecond) {
-		c, err := net.DialTimeout("unix", socket, time.Second)
+		c, err := endpoint.Dial(socket)
 		if err == nil {
 			c.Close()
 			return nil
+		}
+		if errors.Is(err, endpoint.ErrRefused) {
+			return err
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("no daemon listening on %s after %v: %w", socket, limit, err)

@@ -165,7 +165,7 @@ func TestOtherUIDRefused(t *testing.T) {
 		}
 		return ee.ExitCode(), out.String(), errb.String()
 	}
-	// The shim itself does not even connect: the directory is not nobody's (shim/trust_unix.go).
+	// The shim itself does not even connect: the directory is not nobody's (shim/endpoint/trust_unix.go).
 	if code, out, errb := asNobody("stdio"); code != 1 || out != "" || !strings.Contains(errb, "belongs to uid 0") {
 		t.Fatalf("shim as nobody: exit %d, stdout %q, stderr %q; want it to refuse the socket", code, out, errb)
 	}

@@ -506,7 +506,7 @@ func (r *relay) redial() (*net.UnixConn, *bufio.Reader, endpoint.Reply, error) {
 			if errors.As(err, &he) && !he.retry {
 				return nil, nil, endpoint.Reply{}, fmt.Errorf("reconnecting after the daemon went away: %v", err)
 			}
-		} else if errors.Is(err, errRefused) {
+		} else if errors.Is(err, endpoint.ErrRefused) {
 			return nil, nil, endpoint.Reply{}, err
 		}
 		if time.Now().After(deadline) {
