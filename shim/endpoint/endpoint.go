@@ -1,6 +1,4 @@
-// Package endpoint is where the stdio shim and the daemon meet: the socket path both resolve
-// the same way, and the one-line preamble and reply exchanged before the MCP session starts.
-// It is stdlib only, because the shim imports it and must stay tiny.
+// Package endpoint is where the daemon and every client of its socket (the stdio shim, status, stop, restart) meet: the one checked dial, the lock holder, and the lines exchanged around a session (preamble, reply, goodbye), stdlib only (x/sys on macOS for the peer's credentials) because the shim imports it and must stay tiny.
 package endpoint
 
 import (
