@@ -3,13 +3,17 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -94,7 +98,31 @@ func (w *world) toolCalls(ctx context.Context, env []string) (pid int, calls uin
 // in the same sessions by a daemon with a new pid.
 func TestCLIRestartIsInvisibleToOpenSessions(t *testing.T) {
 	w := newWorld(t)
-	first := w.startDaemon()
+	w.startDaemon()
+	cliRestartMidTraffic(t, w)
+}
+
+// The same with the per-user service installed: `resmongw start` and `restart` go through the
+// service manager (a fake systemctl that runs `resmongw serve` as the unit does), the shims
+// reconnecting bring no daemon of their own (any start goes through the service too), and the
+// daemon serving the sessions afterwards is the service's.
+func TestCLIRestartThroughTheServiceIsInvisibleToOpenSessions(t *testing.T) {
+	w := newServiceWorld(t)
+	ctx := testkit.Context(t, time.Minute)
+	if out, code := w.runCLI(ctx, nil, "start"); code != 0 || !strings.Contains(out, "by the service") {
+		t.Fatalf("start: exit %d\n%s", code, out)
+	}
+	cliRestartMidTraffic(t, w)
+	if n := strings.Count(w.systemctlCalls(), "start"); n < 2 {
+		t.Errorf("the service was started %d times, want at least 2 (start, then restart):\n%s", n, w.systemctlCalls())
+	}
+	if args := daemonArgs(t, w.daemonPID()); slices.Contains(args, "--socket") {
+		t.Errorf("the daemon after the restart (%q) was spawned directly, not by the service", args)
+	}
+}
+
+// cliRestartMidTraffic is the restart scenario on w, whose daemon serves.
+func cliRestartMidTraffic(t *testing.T, w *world) {
 	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 5*time.Minute)
 	env := simEnv(sim)
@@ -105,9 +133,7 @@ func TestCLIRestartIsInvisibleToOpenSessions(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "stopped the daemon (pid "+strconv.Itoa(old)) || !strings.Contains(out, "started the daemon (pid ") {
 		t.Fatalf("restart: exit %d\n%s", code, out)
 	}
-	select {
-	case <-first.Done():
-	case <-ctx.Done():
+	if !testkit.WaitGone(old, 90*time.Second) {
 		t.Fatal("the old daemon did not exit")
 	}
 	now := w.waitNewDaemon(t, old)
@@ -230,4 +256,77 @@ func TestCLIStopEndsOpenSessionsWithEveryCallAnswered(t *testing.T) {
 	if out, code := w.runCLI(ctx, nil, "status"); code != 3 {
 		t.Errorf("status after the stop: exit %d, want 3 (not running)\n%s", code, out)
 	}
+}
+
+// fakeSystemctl records its arguments, one call a line, and succeeds; a start runs the daemon
+// the way the unit does (`resmongw serve` on the default socket, detached).
+const fakeSystemctl = `#!/bin/sh
+printf '%s\n' "$*" >> "$FAKE_SYSTEMCTL_LOG"
+case "$*" in
+*start*) "$RESMONGW_TEST_BIN" serve </dev/null >/dev/null 2>&1 & ;;
+esac
+exit 0
+`
+
+// newServiceWorld is a world whose user has the per-user service installed: the default
+// socket (a test root stands in for /, with a logind-style runtime directory in it), the
+// unit file, and a fake systemctl first on PATH.
+func newServiceWorld(t *testing.T) *world {
+	root := testkit.ShortTempDir(t) // first, so it is removed after the world stopped its daemon
+	w := newWorld(t)
+	rt := filepath.Join(root, "run", "user", strconv.Itoa(os.Getuid()))
+	bindir := filepath.Join(w.Home, "bin")
+	unitDir := filepath.Join(w.Home, ".config", "systemd", "user")
+	for _, d := range []string{rt, bindir, unitDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bindir, "systemctl"), []byte(fakeSystemctl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(unitDir, "resmongw.service"), []byte("[Service]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.Socket = filepath.Join(rt, "resmongw", "mcp.sock")
+	w.serviceEnv = []string{"PATH=" + bindir + ":" + os.Getenv("PATH"), paths.TestRootEnv + "=" + root,
+		"XDG_RUNTIME_DIR=" + rt, "FAKE_SYSTEMCTL_LOG=" + filepath.Join(w.Home, "systemctl.log"), "RESMONGW_TEST_BIN=" + bin}
+	if got, err := paths.Socket("", func(k string) string { return envValue(w.Env(), k) }); err != nil || got != w.Socket {
+		t.Fatalf("the service world's default socket is %q (%v), want %q", got, err, w.Socket)
+	}
+	return w
+}
+
+// Env is the world's environment; in a service world, the default socket's (no
+// RESMONGW_SOCKET) with the service's fakes.
+func (w *world) Env(extra ...string) []string {
+	if w.serviceEnv == nil {
+		return w.World.Env(extra...)
+	}
+	env := []string{"HOME=" + w.Home, "XDG_STATE_HOME=" + w.StateHome}
+	return append(append(env, w.serviceEnv...), extra...)
+}
+
+func envValue(env []string, key string) string {
+	for _, kv := range slices.Backward(env) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func (w *world) systemctlCalls() string {
+	b, _ := os.ReadFile(filepath.Join(w.Home, "systemctl.log"))
+	return string(b)
+}
+
+// daemonArgs is pid's argv.
+func daemonArgs(t *testing.T, pid int) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		t.Fatalf("daemon %d: %v", pid, err)
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 }
