@@ -54,6 +54,10 @@ type Reply struct {
 	// daemon); ReadTools, sent with it, names the tools a shim may retry once. See session.go.
 	Session   int      `json:"session,omitempty"`
 	ReadTools []string `json:"read_tools,omitempty"`
+	// StopWithinMS, on an accepted stop or restart, is the longest the daemon's shutdown may
+	// take (its drain bound follows its own request timeout), so the asker waits that long
+	// instead of a bound of its own that a slow call could outlast.
+	StopWithinMS int64 `json:"stop_within_ms,omitempty"`
 }
 
 // pathKeys are the forwarded variables that name files. A relative one means relative to the
