@@ -192,7 +192,27 @@ func cliRestartMidTraffic(t *testing.T, w *world) {
 // exits 1. No shim brings a daemon back: afterwards none runs.
 func TestCLIStopEndsOpenSessionsWithEveryCallAnswered(t *testing.T) {
 	w := newWorld(t)
-	first := w.startDaemon()
+	w.startDaemon()
+	cliStopMidTraffic(t, w)
+}
+
+// The same with the per-user service installed: stop also tells the service manager, and no
+// shim asks it to start the daemon again.
+func TestCLIStopThroughTheServiceEndsOpenSessions(t *testing.T) {
+	w := newServiceWorld(t)
+	ctx := testkit.Context(t, time.Minute)
+	if out, code := w.runCLI(ctx, nil, "start"); code != 0 {
+		t.Fatalf("start: exit %d\n%s", code, out)
+	}
+	cliStopMidTraffic(t, w)
+	calls := w.systemctlCalls()
+	if strings.Count(calls, "start") != 1 || !strings.Contains(calls, "stop") {
+		t.Errorf("systemctl calls, want one start (ours) and a stop:\n%s", calls)
+	}
+}
+
+// cliStopMidTraffic is the stop scenario on w, whose daemon serves.
+func cliStopMidTraffic(t *testing.T, w *world) {
 	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 5*time.Minute)
 	env := simEnv(sim)
@@ -203,9 +223,7 @@ func TestCLIStopEndsOpenSessionsWithEveryCallAnswered(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "stopped the daemon (pid "+strconv.Itoa(old)) {
 		t.Fatalf("stop: exit %d\n%s", code, out)
 	}
-	select {
-	case <-first.Done():
-	case <-ctx.Done():
+	if !testkit.WaitGone(old, 90*time.Second) {
 		t.Fatal("the daemon did not exit")
 	}
 	// Every worker ends: its session closed under it.
