@@ -48,7 +48,8 @@ func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
 		heldUntilExit.files = append(heldUntilExit.files, f)
 		heldUntilExit.Unlock()
 	}
-	if _, err := c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: Version})); err != nil {
+	reply := endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: Version, StopWithinMS: shutdownBound(d.upstream).Milliseconds()}
+	if _, err := c.Write(endpoint.Line(reply)); err != nil {
 		return // the asker is gone: it did not see an answer, so nothing happens
 	}
 	d.log.Info("asked over the socket to "+mode.String(), zap.Int("pid", pid))
@@ -59,19 +60,21 @@ func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
 var ErrNotRunning = errors.New("no daemon is running")
 
 // Control asks the daemon at socket to stop or restart (endpoint.KindStop, KindRestart) and
-// waits, up to limit, until it has shut down and released its lock. It returns the daemon's pid and version,
-// or ErrNotRunning when nobody serves the socket.
+// waits until it has shut down and released its lock: up to limit, or longer when the daemon
+// says its shutdown may take longer (Reply.StopWithinMS, plus lockMargin). It returns the
+// daemon's pid and version, or ErrNotRunning when nobody serves the socket.
 func Control(socket, kind string, limit time.Duration) (pid int, version string, err error) {
 	pid = endpoint.LockHolder(socket)
-	c, err := net.DialTimeout("unix", socket, 2*time.Second)
+	c, err := endpoint.Dial(socket) // the preamble goes only to a daemon of ours
 	if err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		if endpoint.IsDown(err) {
 			return 0, "", ErrNotRunning
 		}
 		return 0, "", err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(limit))
+	// The daemon answers at once; limit (or the bound it states) is for what follows.
+	_ = c.SetDeadline(time.Now().Add(max(limit, controlReplyWait)))
 	// A daemon that refuses us (another user's) closes at once, so the write can already fail.
 	closed := errors.New("the daemon closed the connection without answering (is it another user's daemon?)")
 	if _, err := c.Write(endpoint.Line(endpoint.NewPreamble(kind, func(string) string { return "" }, "resmongw "+kind))); err != nil {
@@ -99,6 +102,10 @@ func Control(socket, kind string, limit time.Duration) (pid int, version string,
 		return pid, reply.Version, fmt.Errorf("the daemon refused: %s", reply.Error)
 	}
 	// Accepted: the connection stays open until the daemon has shut down.
+	if within := time.Duration(reply.StopWithinMS)*time.Millisecond + lockMargin; within > limit {
+		limit = within
+	}
+	_ = c.SetDeadline(time.Now().Add(limit))
 	if _, err := io.Copy(io.Discard, br); err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -111,15 +118,26 @@ func Control(socket, kind string, limit time.Duration) (pid int, version string,
 	return pid, reply.Version, nil
 }
 
-// WaitServing dials socket until a daemon accepts or limit passes: after a
-// start, the daemon is up when it serves, not when its process exists.
+// controlReplyWait bounds the wait for a daemon's answer to a control request.
+const controlReplyWait = 5 * time.Second
+
+// lockMargin is Control's allowance, past the shutdown bound the daemon states, for it to
+// release its lock and close the connection.
+const lockMargin = 5 * time.Second
+
+// WaitServing dials socket until a daemon of ours accepts or limit passes: after a start,
+// the daemon is up when it serves, not when its process exists. A socket endpoint.Dial
+// refuses is the error at once (waiting cannot make it ours).
 func WaitServing(socket string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 200*time.Millisecond) {
-		c, err := net.DialTimeout("unix", socket, time.Second)
+		c, err := endpoint.Dial(socket)
 		if err == nil {
 			c.Close()
 			return nil
+		}
+		if errors.Is(err, endpoint.ErrRefused) {
+			return err
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("no daemon listening on %s after %v: %w", socket, limit, err)

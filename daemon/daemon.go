@@ -456,6 +456,12 @@ func (d *daemon) shutdown(mode stopMode) {
 	waitBounded(&d.wg, forceWait)
 }
 
+// shutdownBound is the longest shutdown can take with upstream options o: the drain, the
+// sessions' close, the handlers' exit (the three waits above).
+func shutdownBound(o *proxy.UpstreamOptions) time.Duration {
+	return drainBound(o) + 2*closeSessions + forceWait
+}
+
 func waitBounded(wg *sync.WaitGroup, limit time.Duration) bool {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()

@@ -20,7 +20,10 @@ import (
 // daemon's and the shim's own goroutines are checked too).
 var bin string
 
-func TestMain(m *testing.M) { testkit.MainWithBinary(m, &bin, testkit.Race, nil) }
+func TestMain(m *testing.M) {
+	testkit.RunHelper(rawClientHelper, rawClientMain)
+	testkit.MainWithBinary(m, &bin, testkit.Race, nil)
+}
 
 // world is one user's environment: a home, a state home, and a short socket path.
 type world struct{ *testkit.World }

@@ -16,6 +16,7 @@ import (
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/shim"
+	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
 // runCmd runs `resmongw args...` in the world with extra env; it returns stdout, stderr and
@@ -256,8 +257,9 @@ func connectCmd(ctx context.Context, t *testing.T, cmd *exec.Cmd) *shimSession {
 	return s
 }
 
-// Another user who can reach the socket cannot stop the daemon: the control request is
-// peer-checked like every connection, refused without a word, and logged.
+// Another user who can reach the socket cannot stop the daemon: their resmongw refuses a
+// socket that is not theirs before writing a byte, and a client that skips that check is
+// refused by the daemon's own peer check without a word, and logged.
 func TestStopFromAnotherUserIsRefused(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root to run a command as another user")
@@ -280,8 +282,11 @@ func TestStopFromAnotherUserIsRefused(t *testing.T) {
 	cmd.Env = append(w.Env(), "HOME=/")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "without answering") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "nothing was sent") {
 		t.Fatalf("stop as nobody: %v\n%s", err, out)
+	}
+	if got := rawClientAsNobody(ctx, t, endpoint.KindStop, w.Socket); got != "received 0 bytes" {
+		t.Fatalf("a stop request as nobody, past the client's checks: %q, want no answer", got)
 	}
 	testkit.WaitFor(t, 10*time.Second, func() bool {
 		b, _ := os.ReadFile(w.LogFile())

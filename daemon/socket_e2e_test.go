@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
 // B6: removing the socket under a live daemon does not strand it: the daemon listens again,
@@ -169,13 +170,17 @@ func TestOtherUIDRefused(t *testing.T) {
 		}
 		return ee.ExitCode(), out.String(), errb.String()
 	}
-	// The shim itself does not even connect: the directory is not nobody's (shim/trust_unix.go).
+	// The shim itself does not even connect: the directory is not nobody's (shim/endpoint/trust_unix.go).
 	if code, out, errb := asNobody("stdio"); code != 1 || out != "" || !strings.Contains(errb, "belongs to uid 0") {
 		t.Fatalf("shim as nobody: exit %d, stdout %q, stderr %q; want it to refuse the socket", code, out, errb)
 	}
-	// A client that does connect (status writes its preamble at once) gets nothing back.
-	if code, out, errb := asNobody("status", "--json"); code == 0 || out != "" || !strings.Contains(errb, "status") {
-		t.Fatalf("status as nobody: exit %d, stdout %q, stderr %q; want no status", code, out, errb)
+	// Nor does status (endpoint.Dial, like every client of ours).
+	if code, out, errb := asNobody("status", "--json"); code != 1 || out != "" || !strings.Contains(errb, "nothing was sent") {
+		t.Fatalf("status as nobody: exit %d, stdout %q, stderr %q; want it to refuse the socket", code, out, errb)
+	}
+	// A client that skips those checks and writes a status preamble gets nothing back.
+	if got := rawClientAsNobody(ctx, t, endpoint.KindStatus, w.Socket); got != "received 0 bytes" {
+		t.Fatalf("a status request as nobody, past the client's checks: %q, want no answer", got)
 	}
 	testkit.WaitFor(t, 10*time.Second, func() bool {
 		b, _ := os.ReadFile(w.LogFile())

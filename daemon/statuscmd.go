@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,7 +60,7 @@ func StatusMain(o StatusOptions, stdout, stderr io.Writer) int {
 	others := otherDaemons(socket, getenv)
 	st, err := fetchStatus(socket, getenv)
 	if err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		if endpoint.IsDown(err) {
 			notRunning(stdout, socket, o.JSON, errors.Is(err, syscall.ENOENT), getenv, others)
 			return statusNotRunning
 		}
@@ -171,7 +170,7 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 
 // fetchStatus asks the daemon, sending our own environment so our target is evaluated too.
 func fetchStatus(socket string, getenv func(string) string) (*Status, error) {
-	c, err := net.DialTimeout("unix", socket, 2*time.Second)
+	c, err := endpoint.Dial(socket) // our environment goes only to a daemon of ours
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,9 @@ type world struct {
 	sims     []*resmonsim.Sim
 	daemons  []int           // pids of daemons seen (started by us or autostarted)
 	children []*testkit.Proc // every process we started
+	// serviceEnv, when set, replaces the explicit socket in Env: the user has the per-user
+	// service installed and uses the default socket (newServiceWorld).
+	serviceEnv []string
 }
 
 func newWorld(t *testing.T) *world {

@@ -37,10 +37,17 @@ type traffic struct {
 	unanswered int      // calls whose context ran out: the harness left waiting
 	writes     []string // names of the routines the harness asked for
 	changed    chan struct{}
+	prefix     string // starts every routine name, unique per session sharing a backend
 }
 
 func startTraffic(cs *mcp.ClientSession, workers int) *traffic {
-	tr := &traffic{cs: cs, stop: make(chan struct{}), changed: make(chan struct{})}
+	return startNamedTraffic(cs, workers, "restart")
+}
+
+// startNamedTraffic is startTraffic for one of several sessions on one backend: prefix keeps
+// their routine names apart, so a name the backend saw twice is a replay.
+func startNamedTraffic(cs *mcp.ClientSession, workers int, prefix string) *traffic {
+	tr := &traffic{cs: cs, stop: make(chan struct{}), changed: make(chan struct{}), prefix: prefix}
 	for w := range workers {
 		tr.wg.Add(1)
 		go tr.work(w)
@@ -58,7 +65,7 @@ func (tr *traffic) work(w int) {
 		}
 		name, args := "health", map[string]any(nil)
 		if i%3 == 2 {
-			routine := fmt.Sprintf("restart-%d-%d", w, i)
+			routine := fmt.Sprintf("%s-%d-%d", tr.prefix, w, i)
 			name, args = "create_routine", map[string]any{"name": routine, "keywords": []any{"graph"},
 				"sources": []any{"arxiv"}, "schedule": "0 8 * * *"}
 			tr.mu.Lock()

@@ -81,7 +81,7 @@ func flags() (*flag.FlagSet, *string) {
 // exactly as at the start (connect: the service first, then a spawn).
 func redial(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	c, err := dial(path)
-	if err == nil || !daemonDown(err) {
+	if err == nil || !endpoint.IsDown(err) {
 		return c, err
 	}
 	if endpoint.LockHolder(path) > 0 {
@@ -98,25 +98,20 @@ func fail(format string, a ...any) int {
 	return 1
 }
 
-// daemonDown reports whether a dial error means nobody is serving the socket.
-func daemonDown(err error) bool {
-	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
-}
-
 // connect dials the daemon, starting it when it is not running and autostart is allowed. On
 // the default socket an installed per-user service is started rather than a second,
 // unmanaged daemon (which would make the service's own `serve` fail with "already running"
 // and restart-loop); when that fails, the daemon is spawned directly.
 func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	conn, err := dial(path)
-	if err == nil || !daemonDown(err) {
+	if err == nil || !endpoint.IsDown(err) {
 		return conn, err
 	}
 	if errors.Is(err, syscall.ENOENT) {
 		if pid := endpoint.LockHolder(path); pid > 0 {
 			// A daemon runs but its socket file was removed: it listens again shortly.
 			// Starting a second one would only fail on the lock.
-			if conn, err := dialUntil(path, relistenWait); err == nil || !daemonDown(err) {
+			if conn, err := dialUntil(path, relistenWait); err == nil || !endpoint.IsDown(err) {
 				return conn, err
 			}
 			return nil, errors.New(endpoint.SocketGone(pid, path))
@@ -126,7 +121,7 @@ func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 		return nil, fmt.Errorf("the daemon is not running (no socket at %s); start it with 'resmongw serve' or install the service with 'resmongw install'", path)
 	}
 	if viaService && startService(os.Getenv) {
-		if conn, err := dialUntil(path, autostartWait); err == nil || !daemonDown(err) {
+		if conn, err := dialUntil(path, autostartWait); err == nil || !endpoint.IsDown(err) {
 			return conn, err
 		}
 		// The service started but nobody listens (it may be crash-looping): spawn directly,
@@ -139,7 +134,7 @@ func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	// Two shims may autostart at once; the daemons' flock picks one and the other exits, so we
 	// simply keep dialling whoever wins.
 	conn, err = dialUntil(path, autostartWait)
-	if err == nil || !daemonDown(err) {
+	if err == nil || !endpoint.IsDown(err) {
 		return conn, err
 	}
 	why := ""
@@ -156,31 +151,15 @@ func dialUntil(path string, limit time.Duration) (*net.UnixConn, error) {
 	deadline := time.Now().Add(limit)
 	for backoff := 10 * time.Millisecond; ; backoff = min(backoff*2, 200*time.Millisecond) {
 		conn, err := dial(path)
-		if err == nil || !daemonDown(err) || time.Now().After(deadline) {
+		if err == nil || !endpoint.IsDown(err) || time.Now().After(deadline) {
 			return conn, err
 		}
 		time.Sleep(backoff)
 	}
 }
 
-// dial connects to the daemon only where it can be ours (issue 10.4): the socket's directory
-// is checked before connecting and the listener's uid right after, both before a byte is
-// written, since the preamble carries the harness's environment and the calls their
-// arguments. A refusal is an error that is not daemonDown, so no autostart hides it.
-func dial(path string) (*net.UnixConn, error) {
-	if err := checkSocketDir(path); err != nil {
-		return nil, err
-	}
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		return nil, err
-	}
-	if err := checkPeer(c, path); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
-}
+// dial is endpoint.Dial: the checked dial every client of the socket uses.
+func dial(path string) (*net.UnixConn, error) { return endpoint.Dial(path) }
 
 // closedEarly is what the daemon's silence means: it refuses peers of another user without a
 // word, and a daemon that is shutting down closes too.
@@ -232,6 +211,7 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	case err != nil && reply.Error == shuttingDown && r.dialer != nil && r.wait > 0:
 		// We reached a daemon as it stopped: it read nothing, so everything goes to the next.
 		if err := r.reconnect(&endpoint.Goodbye{Resmongw: "goodbye", Mode: endpoint.GoodbyeRestart}); err != nil {
+			r.holdStdin()
 			r.answerAll(nil, false)
 			return fail("%v", err)
 		}

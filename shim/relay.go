@@ -74,6 +74,7 @@ type relay struct {
 	readTools   map[string]bool // from the daemon's reply: tools/call that may be retried
 	session     int             // the session protocol agreed with the current daemon
 	stdinClosed bool
+	ending      bool // the session ends here: harness lines are no longer taken (holdStdin)
 }
 
 // call is one request the harness sent and has not had answered.
@@ -141,6 +142,10 @@ func (r *relay) fromHarness(line []byte, m msgInfo, ok bool) {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	r.mu.Lock()
+	if r.ending {
+		r.mu.Unlock()
+		return // the session is ending (holdStdin): nobody would answer it
+	}
 	r.seq++
 	var c *call
 	switch {
@@ -301,6 +306,7 @@ func (r *relay) daemonGone(ev event) (code int, done bool) {
 		return 0, true // the harness hung up and has every answer: the normal end
 	}
 	if ev.goodbye != nil && ev.goodbye.Mode == endpoint.GoodbyeStop {
+		r.holdStdin()
 		r.answerAll(ev.goodbye, true)
 		if closed {
 			return 0, true
@@ -308,6 +314,7 @@ func (r *relay) daemonGone(ev event) (code int, done bool) {
 		return fail("the daemon was stopped ('resmongw stop'), which ends this session; restart this MCP server once the daemon runs again"), true
 	}
 	if r.dialer == nil || r.wait == 0 {
+		r.holdStdin()
 		r.answerAll(ev.goodbye, false)
 		if closed {
 			return 0, true
@@ -315,6 +322,7 @@ func (r *relay) daemonGone(ev event) (code int, done bool) {
 		return fail(daemonEnded), true
 	}
 	if err := r.reconnect(ev.goodbye); err != nil {
+		r.holdStdin()
 		r.answerAll(nil, false)
 		if closed {
 			return 0, true
@@ -322,6 +330,22 @@ func (r *relay) daemonGone(ev event) (code int, done bool) {
 		return fail("%v", err), true
 	}
 	return 0, false
+}
+
+// holdStdin stops taking the harness's requests, for a session about to end: a request
+// recorded after answerAll would be owed an answer nobody writes, whereas one left unread
+// meets the harness's own end-of-stream when we exit. The connection is closed first, so a
+// write blocked on it (holding wmu) fails and lets go.
+func (r *relay) holdStdin() {
+	r.mu.Lock()
+	c := r.conn
+	r.mu.Unlock()
+	_ = c.Close()
+	r.wmu.Lock()
+	r.mu.Lock()
+	r.ending = true
+	r.mu.Unlock()
+	r.wmu.Unlock()
 }
 
 // started reports whether the daemon that ended with gb (nil: it died) may have started c.
@@ -482,7 +506,7 @@ func (r *relay) redial() (*net.UnixConn, *bufio.Reader, endpoint.Reply, error) {
 			if errors.As(err, &he) && !he.retry {
 				return nil, nil, endpoint.Reply{}, fmt.Errorf("reconnecting after the daemon went away: %v", err)
 			}
-		} else if errors.Is(err, errRefused) {
+		} else if errors.Is(err, endpoint.ErrRefused) {
 			return nil, nil, endpoint.Reply{}, err
 		}
 		if time.Now().After(deadline) {

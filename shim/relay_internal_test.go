@@ -355,3 +355,28 @@ func TestRelayFirstDaemonShuttingDownGoesToTheNext(t *testing.T) {
 		t.Fatalf("the next daemon got %q, want the harness's initialize", got)
 	}
 }
+
+// A session that ends here (holdStdin) takes no further request: one it recorded after
+// answering everything owed would be left unanswered, so the line is neither recorded nor
+// sent, and the daemon's side sees the connection closed with nothing on it.
+func TestEndingSessionTakesNoRequest(t *testing.T) {
+	s := newScripted(t)
+	conn, err := dial(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := <-s.conns
+	r := newRelay(nil, io.Discard)
+	r.conn, r.epoch = conn, 1
+	r.holdStdin()
+	r.answerAll(nil, false) // what daemonGone does next; then the shim exits
+	line := []byte(testkit.ToolCall("5", "health", "") + "\n")
+	m, ok := scanMessage(line)
+	r.fromHarness(line, m, ok) // the harness's line read meanwhile
+	if n := len(r.pending); n != 0 {
+		t.Errorf("%d requests recorded after every answer was written: nobody will answer them", n)
+	}
+	if b, _ := io.ReadAll(d.br); len(b) != 0 {
+		t.Errorf("the daemon received %q after the session ended", b)
+	}
+}

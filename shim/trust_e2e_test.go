@@ -154,14 +154,22 @@ func (f *fakeDaemon) bytesReceived(t *testing.T, socket string) (conns int, tota
 // returns the exit code, stdout and stderr.
 func runShimAt(t *testing.T, socket string) (int, string, string) {
 	t.Helper()
+	return runAt(t, testkit.InitializeRequest("1", "2025-06-18", "victim")+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"update_settings","arguments":{"group":"ai"}}}`+"\n",
+		"stdio", "--socket", socket)
+}
+
+// runAt runs resmongw with args, stdin and a victim's environment (a home and a state dir
+// worth stealing); it returns the exit code, stdout and stderr.
+func runAt(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	home := t.TempDir()
-	cmd := exec.CommandContext(ctx, bin, "stdio", "--socket", socket)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
 		"RESMON_STATE_DIR=" + filepath.Join(home, "secret-state"), "RESMONGW_NO_AUTOSTART=1"}
-	cmd.Stdin = strings.NewReader(testkit.InitializeRequest("1", "2025-06-18", "victim") + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"update_settings","arguments":{"group":"ai"}}}` + "\n")
+	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -174,51 +182,62 @@ func runShimAt(t *testing.T, socket string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
+// untrustedSocket is one way a socket the shim could be pointed at may belong to another
+// user. setup returns where the fake daemon binds and where the client is pointed (the
+// fake's socket may be moved there once it listens); why is what the refusal must say.
+type untrustedSocket struct {
+	name  string
+	setup func(t *testing.T) (bindAt, clientAt string)
+	why   string
+}
+
+var untrustedSockets = []untrustedSocket{
+	{"shared sticky directory", func(t *testing.T) (string, string) {
+		dir := filepath.Join(testkit.ShortTempDir(t), "shared")
+		mkdirMode(t, dir, 0o1777)
+		return filepath.Join(dir, "mcp.sock"), filepath.Join(dir, "mcp.sock")
+	}, "is writable by others (mode 1777)"},
+	{"directory of another user", func(t *testing.T) (string, string) {
+		dir := filepath.Join(testkit.ShortTempDir(t), "theirs")
+		mkdirMode(t, dir, 0o700)
+		chownNobody(t, dir)
+		return filepath.Join(dir, "mcp.sock"), filepath.Join(dir, "mcp.sock")
+	}, "belongs to uid 65534"},
+	{"their socket in our private directory", func(t *testing.T) (string, string) {
+		base := testkit.ShortTempDir(t)
+		theirs := filepath.Join(base, "theirs")
+		mkdirMode(t, theirs, 0o700)
+		chownNobody(t, theirs)
+		ours := filepath.Join(base, "ours")
+		mkdirMode(t, ours, 0o700)
+		return filepath.Join(theirs, "mcp.sock"), filepath.Join(ours, "mcp.sock")
+	}, "it is served by uid 65534"},
+}
+
+// fakeDaemonAt starts another user's fake daemon for u and returns where a client finds it.
+func fakeDaemonAt(t *testing.T, u untrustedSocket) (*fakeDaemon, string) {
+	t.Helper()
+	bindAt, clientAt := u.setup(t)
+	_ = os.Chmod(filepath.Dir(filepath.Dir(bindAt)), 0o755) // nobody reaches its directory
+	f := startFakeDaemonAsNobody(t, bindAt)
+	if bindAt != clientAt {
+		// Only root can move another user's socket into our directory; what matters is that
+		// the file the client finds is served by them.
+		if err := os.Rename(bindAt, clientAt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f, clientAt
+}
+
 // Issue 10.4: a fake daemon run by another user where the shim is pointed (a shared
 // directory, a directory of theirs, or their socket moved into a private directory of ours)
 // receives 0 bytes (no preamble, no environment, no call), and the shim exits 1 with one
 // stderr line that says why.
 func TestShimRefusesAnotherUsersDaemon(t *testing.T) {
-	cases := []struct {
-		name string
-		// setup returns where the fake daemon binds and where the shim is pointed (the
-		// fake's socket may be moved there once it listens).
-		setup func(t *testing.T) (bindAt, shimAt string)
-		why   string
-	}{
-		{"shared sticky directory", func(t *testing.T) (string, string) {
-			dir := filepath.Join(testkit.ShortTempDir(t), "shared")
-			mkdirMode(t, dir, 0o1777)
-			return filepath.Join(dir, "mcp.sock"), filepath.Join(dir, "mcp.sock")
-		}, "is writable by others (mode 1777)"},
-		{"directory of another user", func(t *testing.T) (string, string) {
-			dir := filepath.Join(testkit.ShortTempDir(t), "theirs")
-			mkdirMode(t, dir, 0o700)
-			chownNobody(t, dir)
-			return filepath.Join(dir, "mcp.sock"), filepath.Join(dir, "mcp.sock")
-		}, "belongs to uid 65534"},
-		{"their socket in our private directory", func(t *testing.T) (string, string) {
-			base := testkit.ShortTempDir(t)
-			theirs := filepath.Join(base, "theirs")
-			mkdirMode(t, theirs, 0o700)
-			chownNobody(t, theirs)
-			ours := filepath.Join(base, "ours")
-			mkdirMode(t, ours, 0o700)
-			return filepath.Join(theirs, "mcp.sock"), filepath.Join(ours, "mcp.sock")
-		}, "it is served by uid 65534"},
-	}
-	for _, c := range cases {
+	for _, c := range untrustedSockets {
 		t.Run(c.name, func(t *testing.T) {
-			bindAt, shimAt := c.setup(t)
-			_ = os.Chmod(filepath.Dir(filepath.Dir(bindAt)), 0o755) // nobody reaches its directory
-			f := startFakeDaemonAsNobody(t, bindAt)
-			if bindAt != shimAt {
-				// Only root can move another user's socket into our directory; what matters
-				// is that the file the shim finds is served by them.
-				if err := os.Rename(bindAt, shimAt); err != nil {
-					t.Fatal(err)
-				}
-			}
+			f, shimAt := fakeDaemonAt(t, c)
 			code, stdout, stderr := runShimAt(t, shimAt)
 			if code != 1 {
 				t.Errorf("shim exit %d, want 1; stderr %q", code, stderr)
@@ -230,6 +249,33 @@ func TestShimRefusesAnotherUsersDaemon(t *testing.T) {
 				t.Errorf("shim stderr %q: want one line saying %q", stderr, c.why)
 			}
 			if conns, n := f.bytesReceived(t, shimAt); n != 0 {
+				t.Errorf("the fake daemon received %d bytes over %d connections, want 0", n, conns)
+			}
+		})
+	}
+}
+
+// The socket's other clients dial as the shim does (endpoint.Dial): status (whose preamble
+// carries HOME and the state dir), stop and restart (a control preamble) send another user's
+// fake daemon 0 bytes, exit 1 with one stderr line saying why, and restart starts nothing.
+func TestEveryClientRefusesAnotherUsersDaemon(t *testing.T) {
+	clients := [][]string{{"status"}, {"status", "--json"}, {"status", "--verbose"}, {"stop"}, {"restart"}}
+	for _, c := range untrustedSockets {
+		t.Run(c.name, func(t *testing.T) {
+			f, at := fakeDaemonAt(t, c)
+			for _, args := range clients {
+				code, stdout, stderr := runAt(t, "", append(args, "--socket", at)...)
+				if code != 1 {
+					t.Errorf("%v: exit %d, want 1; stdout %q stderr %q", args, code, stdout, stderr)
+				}
+				if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.why) || !strings.Contains(stderr, "nothing was sent") {
+					t.Errorf("%v: stderr %q, want one line saying %q", args, stderr, c.why)
+				}
+				if strings.Contains(stdout, "started the daemon") {
+					t.Errorf("%v started a daemon: %q", args, stdout)
+				}
+			}
+			if conns, n := f.bytesReceived(t, at); n != 0 {
 				t.Errorf("the fake daemon received %d bytes over %d connections, want 0", n, conns)
 			}
 		})

@@ -19,7 +19,8 @@ import (
 // Bounds of start, stop and restart.
 const (
 	// stopWait covers the daemon's graceful stop: calls in flight are answered (bounded by
-	// the request timeout) before it exits.
+	// the request timeout) before it exits. A daemon whose accept states a longer bound
+	// (its request timeout raised) is waited for that long (daemon.Control).
 	stopWait  = 60 * time.Second
 	startWait = 5 * time.Second
 )

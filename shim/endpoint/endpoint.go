@@ -1,6 +1,7 @@
-// Package endpoint is where the stdio shim and the daemon meet: the socket path both resolve
-// the same way, and the one-line preamble and reply exchanged before the MCP session starts.
-// It is stdlib only, because the shim imports it and must stay tiny.
+// Package endpoint is where the daemon and every client of its socket (the stdio shim, status,
+// stop, restart) meet: the one checked dial, the lock holder, and the lines exchanged around a
+// session (preamble, reply, goodbye), stdlib only (x/sys on macOS for the peer's credentials)
+// because the shim imports it and must stay tiny.
 package endpoint
 
 import (
@@ -56,6 +57,10 @@ type Reply struct {
 	// daemon); ReadTools, sent with it, names the tools a shim may retry once. See session.go.
 	Session   int      `json:"session,omitempty"`
 	ReadTools []string `json:"read_tools,omitempty"`
+	// StopWithinMS, on an accepted stop or restart, is the longest the daemon's shutdown may
+	// take (its drain bound follows its own request timeout), so the asker waits that long
+	// instead of a bound of its own that a slow call could outlast.
+	StopWithinMS int64 `json:"stop_within_ms,omitempty"`
 }
 
 // pathKeys are the forwarded variables that name files. A relative one means relative to the

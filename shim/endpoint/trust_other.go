@@ -1,12 +1,12 @@
 //go:build !linux && !darwin
 
-package shim
+package endpoint
 
 import (
 	"net"
 )
 
-// errNoPeerCheck: without a way to read the peer's credentials the shim cannot tell our
+// errNoPeerCheck: without a way to read the peer's credentials a client cannot tell our
 // daemon from another user's, so it refuses rather than trusts.
 var errNoPeerCheck = refusef("checking the daemon's owner is not supported on this platform; nothing was sent")
 

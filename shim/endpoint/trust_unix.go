@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package shim
+package endpoint
 
 import (
 	"net"
@@ -12,8 +12,8 @@ import (
 // checkSocketDir refuses a socket whose directory another user could have put it in: the
 // directory must be a real directory (not a symlink), owned by us and writable by nobody
 // else. It is what the daemon itself insists on (daemon.privateDir), so a genuine daemon's
-// socket always passes. A missing directory is no refusal: nobody serves there, and autostart
-// creates it privately.
+// socket always passes. A missing directory is no refusal: nobody serves there (the shim's
+// autostart creates it privately).
 func checkSocketDir(socket string) error {
 	dir := filepath.Dir(socket)
 	fi, err := os.Lstat(dir)
