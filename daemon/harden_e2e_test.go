@@ -19,6 +19,7 @@ import (
 // kernel's verdict is visible: /proc/<pid>/status of a non-dumpable process belongs to root,
 // of a dumpable one to its user; /proc/<pid>/limits shows the core limit.
 func TestDaemonNotDumpableNoCore(t *testing.T) {
+	t.Parallel()
 	dir := testkit.OtherUserDir(t)
 	socket := filepath.Join(dir, "run", "mcp.sock")
 	cmd := exec.Command(bin, "serve", "--socket", socket)

@@ -49,6 +49,7 @@ func daemonArgs(t *testing.T, pid int) string {
 // `resmongw stop` stops an autostarted daemon (no service installed) through the daemon
 // itself: it answers, ends its sessions, exits, and leaves no socket behind.
 func TestStopStopsAnAutostartedDaemon(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.reapDaemonOnCleanup()
 	sim := startSim(t)
@@ -90,6 +91,7 @@ func TestStopStopsAnAutostartedDaemon(t *testing.T) {
 
 // `resmongw restart` of an autostarted daemon brings a new daemon back on the same socket.
 func TestRestartBringsAnAutostartedDaemonBack(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.reapDaemonOnCleanup()
 	sim := startSim(t)
@@ -127,6 +129,7 @@ func TestRestartBringsAnAutostartedDaemonBack(t *testing.T) {
 // `resmongw start` without a service starts a daemon that stays (no idle exit: someone asked
 // for it), and a second start finds it running.
 func TestStartWithoutServiceStartsADaemonThatStays(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.reapDaemonOnCleanup()
 	ctx := testCtx(t)
@@ -146,6 +149,7 @@ func TestStartWithoutServiceStartsADaemonThatStays(t *testing.T) {
 // An autostarted daemon exits on its own once it has had no session for the idle period;
 // the log says why.
 func TestAutostartedDaemonExitsWhenIdle(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.reapDaemonOnCleanup()
 	sim := startSim(t)
@@ -191,6 +195,7 @@ func testRootWorld(t *testing.T) (root, runtimeDir string) {
 // another HOME, reach the same daemon: the default socket follows the uid, not the
 // environment. status names a second daemon of the user if one runs elsewhere.
 func TestTwoHarnessEnvironmentsReachOneDaemon(t *testing.T) {
+	t.Parallel()
 	root, rt := testRootWorld(t)
 	sim := startSim(t)
 	ctx := testCtx(t)
@@ -261,6 +266,7 @@ func connectCmd(ctx context.Context, t *testing.T, cmd *exec.Cmd) *shimSession {
 // socket that is not theirs before writing a byte, and a client that skips that check is
 // refused by the daemon's own peer check without a word, and logged.
 func TestStopFromAnotherUserIsRefused(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to run a command as another user")
 	}

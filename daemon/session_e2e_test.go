@@ -37,6 +37,7 @@ func (w *world) startRawHarness(extraEnv ...string) *testkit.RawHarness {
 // Status names a session by what the harness called itself in initialize (clientInfo), in
 // both forms, alongside the parent process the shim saw.
 func TestStatusNamesTheHarnessFromClientInfo(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := startSim(t)
@@ -61,6 +62,7 @@ func TestStatusNamesTheHarnessFromClientInfo(t *testing.T) {
 // descriptors and its backend connections within the per-session in-flight bound (64), and
 // every call is answered, none with an error: the excess waits, nothing fails.
 func TestPipelinedCallsStayBounded(t *testing.T) {
+	t.Parallel()
 	const calls, bound = 3000, 64
 	w := newWorld(t)
 	d := w.startDaemon()

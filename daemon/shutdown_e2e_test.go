@@ -73,6 +73,7 @@ func TestGracefulShutdownWithoutANewDaemonEndsTheSession(t *testing.T) {
 // SIGTERM, then a fresh `serve` (what a service manager's restart does): the same harness
 // session goes on on the new daemon, which status shows serving it under the harness's name.
 func TestGracefulShutdownThenAFreshServeKeepsTheSession(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	d := w.startDaemon()
 	sim := startSim(t)
