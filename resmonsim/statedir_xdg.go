@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 )
 
-// resmonStateDirs are the directories the real resmon uses as its POSIX state directory
+// resmonStateDirs (every POSIX system but macOS, whose layout statedir_darwin.go has) are the directories the real resmon uses as its POSIX state directory
 // ($XDG_STATE_HOME/resmon, else ~/.local/state/resmon), which the simulator refuses.
 func resmonStateDirs() []string {
 	var dirs []string
