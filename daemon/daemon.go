@@ -315,7 +315,7 @@ func (d *daemon) checkSocket() {
 
 // handle checks the peer, reads the preamble and dispatches.
 func (d *daemon) handle(c *net.UnixConn) {
-	uid, pid, err := peerCred(c)
+	uid, pid, err := endpoint.PeerCred(c)
 	if err != nil {
 		// Usually a peer that already hung up (or a connection closed by shutdown): nobody to
 		// refuse, so not a warning about another user.

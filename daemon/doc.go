@@ -12,7 +12,7 @@
 //     of that exchange are in shim/endpoint) and read the daemon's one-line reply. From
 //     then on it relays: stdin to the socket, the socket to stdout, one line at a time,
 //     changing neither a request nor an answer on the way.
-//  2. Socket and peer check (socket_unix.go, peercred_*.go, daemon.go handle). The socket is
+//  2. Socket and peer check (socket_unix.go, endpoint.PeerCred, daemon.go handle). The socket is
 //     0600 in a 0700 directory; the accept loop still checks the peer's uid on the
 //     connection itself and closes on another user without a word.
 //  3. Preamble (daemon.go handle, serveMCP). The preamble's environment picks the target:

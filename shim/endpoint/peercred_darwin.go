@@ -6,14 +6,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerUID is the uid of the process that listens on the socket we connected to
-// (LOCAL_PEERCRED, what getpeereid(3) reads; the stdlib has no wrapper for it on macOS).
-func peerUID(c *net.UnixConn) (int, error) {
-	return peerUIDFrom(c, func(fd int) (int, error) {
+// PeerCred is the uid (LOCAL_PEERCRED, what getpeereid(3) reads; the stdlib has no wrapper
+// for it on macOS) and pid (LOCAL_PEERPID) of the process at the other end of c, both
+// recorded by the kernel when the connection was made.
+func PeerCred(c *net.UnixConn) (uid, pid int, err error) {
+	return peerCredFrom(c, func(fd int) (int, int, error) {
 		xu, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 		if err != nil {
-			return -1, err
+			return -1, 0, err
 		}
-		return int(xu.Uid), nil
+		p, _ := unix.GetsockoptInt(fd, unix.SOL_LOCAL, unix.LOCAL_PEERPID)
+		return int(xu.Uid), p, nil
 	})
 }

@@ -45,9 +45,9 @@ func modeSticky(fi os.FileInfo) os.FileMode {
 }
 
 // checkPeer refuses a daemon that runs as another user: the kernel's record of who listens
-// on the socket (peerUID), read before we write a single byte.
+// on the socket (PeerCred), read before we write a single byte.
 func checkPeer(c *net.UnixConn, socket string) error {
-	uid, err := peerUID(c)
+	uid, _, err := PeerCred(c)
 	if err != nil {
 		return refusef("refusing the socket %s: cannot read its peer's credentials (%v); nothing was sent", socket, err)
 	}
@@ -57,15 +57,19 @@ func checkPeer(c *net.UnixConn, socket string) error {
 	return nil
 }
 
-// peerUIDFrom runs read on the connection's descriptor.
-func peerUIDFrom(c *net.UnixConn, read func(fd int) (int, error)) (int, error) {
+// peerCredFrom runs read on the connection's descriptor; the platforms differ only in the
+// socket options read reads.
+func peerCredFrom(c *net.UnixConn, read func(fd int) (uid, pid int, err error)) (uid, pid int, err error) {
 	rc, err := c.SyscallConn()
 	if err != nil {
-		return -1, err
+		return -1, 0, err
 	}
-	uid, rerr := -1, error(nil)
-	if err := rc.Control(func(fd uintptr) { uid, rerr = read(int(fd)) }); err != nil {
-		return -1, err
+	var rerr error
+	if err := rc.Control(func(fd uintptr) { uid, pid, rerr = read(int(fd)) }); err != nil {
+		return -1, 0, err
 	}
-	return uid, rerr
+	if rerr != nil {
+		return -1, 0, rerr
+	}
+	return uid, pid, nil
 }
