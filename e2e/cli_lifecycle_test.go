@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -276,39 +275,14 @@ func cliStopMidTraffic(t *testing.T, w *world) {
 	}
 }
 
-// fakeSystemctl records its arguments, one call a line, and succeeds; a start runs the daemon
-// the way the unit does (`resmongw serve` on the default socket, detached).
-const fakeSystemctl = `#!/bin/sh
-printf '%s\n' "$*" >> "$FAKE_SYSTEMCTL_LOG"
-case "$*" in
-*start*) "$RESMONGW_TEST_BIN" serve </dev/null >/dev/null 2>&1 & ;;
-esac
-exit 0
-`
-
 // newServiceWorld is a world whose user has the per-user service installed: the default
 // socket (a test root stands in for /, with a logind-style runtime directory in it), the
 // unit file, and a fake systemctl first on PATH.
 func newServiceWorld(t *testing.T) *world {
 	root := testkit.ShortTempDir(t) // first, so it is removed after the world stopped its daemon
 	w := newWorld(t)
-	rt := filepath.Join(root, "run", "user", strconv.Itoa(os.Getuid()))
-	bindir := filepath.Join(w.Home, "bin")
-	unitDir := filepath.Join(w.Home, ".config", "systemd", "user")
-	for _, d := range []string{rt, bindir, unitDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(bindir, "systemctl"), []byte(fakeSystemctl), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(unitDir, "resmongw.service"), []byte("[Service]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	w.Socket = filepath.Join(rt, "resmongw", "mcp.sock")
-	w.serviceEnv = []string{"PATH=" + bindir + ":" + os.Getenv("PATH"), paths.TestRootEnv + "=" + root,
-		"XDG_RUNTIME_DIR=" + rt, "FAKE_SYSTEMCTL_LOG=" + filepath.Join(w.Home, "systemctl.log"), "RESMONGW_TEST_BIN=" + bin}
+	fs := testkit.NewFakeService(t, root, w.Home, bin)
+	w.Socket, w.serviceEnv, w.fakeService = fs.Socket, fs.Env, fs
 	if got, err := paths.Socket("", func(k string) string { return envValue(w.Env(), k) }); err != nil || got != w.Socket {
 		t.Fatalf("the service world's default socket is %q (%v), want %q", got, err, w.Socket)
 	}
@@ -334,10 +308,7 @@ func envValue(env []string, key string) string {
 	return ""
 }
 
-func (w *world) systemctlCalls() string {
-	b, _ := os.ReadFile(filepath.Join(w.Home, "systemctl.log"))
-	return string(b)
-}
+func (w *world) systemctlCalls() string { return w.fakeService.Calls() }
 
 // daemonArgs is pid's argv.
 func daemonArgs(t *testing.T, pid int) []string {

@@ -47,7 +47,8 @@ type world struct {
 	children []*testkit.Proc // every process we started
 	// serviceEnv, when set, replaces the explicit socket in Env: the user has the per-user
 	// service installed and uses the default socket (newServiceWorld).
-	serviceEnv []string
+	serviceEnv  []string
+	fakeService *testkit.FakeService // the service's fakes, in a service world
 }
 
 func newWorld(t *testing.T) *world {

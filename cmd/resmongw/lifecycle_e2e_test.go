@@ -15,16 +15,6 @@ import (
 	"github.com/resmongw/resmongw/paths"
 )
 
-// fakeSystemctl records its arguments, one call a line; "start" starts the daemon the way the
-// unit would (`resmongw serve` on the default socket), every other verb succeeds doing nothing.
-const fakeSystemctl = `#!/bin/sh
-printf '%s\n' "$*" >> "$FAKE_SYSTEMCTL_LOG"
-case "$*" in
-*start*) "$RESMONGW_TEST_BIN" serve </dev/null >/dev/null 2>&1 & ;;
-esac
-exit 0
-`
-
 // serviceUser is a user with the service installed (unit file, fake systemctl) whose default
 // socket lives under a test root.
 type serviceUser struct {
@@ -36,24 +26,9 @@ type serviceUser struct {
 
 func newServiceUser(t *testing.T) *serviceUser {
 	root, home := testkit.ShortTempDir(t), t.TempDir()
-	rt := filepath.Join(root, "run", "user", strconv.Itoa(os.Getuid()))
-	bindir := filepath.Join(home, "bin")
-	unitDir := filepath.Join(home, ".config", "systemd", "user")
-	for _, d := range []string{rt, bindir, unitDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(bindir, "systemctl"), []byte(fakeSystemctl), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(unitDir, "resmongw.service"), []byte("[Service]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	u := &serviceUser{t: t, socket: filepath.Join(rt, "resmongw", "mcp.sock"), callLog: filepath.Join(home, "systemctl.log")}
-	u.env = []string{"PATH=" + bindir + ":" + os.Getenv("PATH"), "HOME=" + home, "XDG_RUNTIME_DIR=" + rt,
-		"XDG_STATE_HOME=" + filepath.Join(home, "state"), paths.TestRootEnv + "=" + root,
-		"FAKE_SYSTEMCTL_LOG=" + u.callLog, "RESMONGW_TEST_BIN=" + bin}
+	fs := testkit.NewFakeService(t, root, home, bin)
+	u := &serviceUser{t: t, socket: fs.Socket, callLog: fs.CallLog}
+	u.env = append([]string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}, fs.Env...)
 	t.Cleanup(func() {
 		if pid := u.pid(); pid > 0 {
 			_ = testkit.StopPID(pid, 10*time.Second)

@@ -1,0 +1,61 @@
+package testkit
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/resmongw/resmongw/paths"
+)
+
+// fakeSystemctl records its arguments, one call a line; "start" starts the daemon the way the
+// unit would (`resmongw serve` on the default socket, detached), every other verb succeeds
+// doing nothing.
+const fakeSystemctl = `#!/bin/sh
+printf '%s\n' "$*" >> "$FAKE_SYSTEMCTL_LOG"
+case "$*" in
+*start*) "$RESMONGW_TEST_BIN" serve </dev/null >/dev/null 2>&1 & ;;
+esac
+exit 0
+`
+
+// FakeService is a user with the per-user systemd service installed, without a service
+// manager: the unit file under home, a fake systemctl first on PATH that runs bin's `serve`
+// on start, and a test root that stands in for / so the default socket (which follows the
+// uid, with a logind-style runtime directory) is the test's own.
+type FakeService struct {
+	Socket  string   // the default socket the service's daemon serves
+	Env     []string // PATH, the test root, XDG_RUNTIME_DIR and the fake's settings; add HOME
+	CallLog string   // what systemctl was asked, one call a line
+}
+
+// NewFakeService installs the fakes for bin under home. root is the directory standing in for
+// /: the caller makes it (ShortTempDir) so that its cleanup order fits the daemons it starts.
+func NewFakeService(t testing.TB, root, home, bin string) *FakeService {
+	t.Helper()
+	rt := filepath.Join(root, "run", "user", strconv.Itoa(os.Getuid()))
+	bindir := filepath.Join(home, "bin")
+	unitDir := filepath.Join(home, ".config", "systemd", "user")
+	for _, d := range []string{rt, bindir, unitDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bindir, "systemctl"), []byte(fakeSystemctl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(unitDir, "resmongw.service"), []byte("[Service]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &FakeService{Socket: filepath.Join(rt, "resmongw", "mcp.sock"), CallLog: filepath.Join(home, "systemctl.log")}
+	s.Env = []string{"PATH=" + bindir + ":" + os.Getenv("PATH"), paths.TestRootEnv + "=" + root,
+		"XDG_RUNTIME_DIR=" + rt, "FAKE_SYSTEMCTL_LOG=" + s.CallLog, "RESMONGW_TEST_BIN=" + bin}
+	return s
+}
+
+// Calls is what systemctl was asked so far.
+func (s *FakeService) Calls() string {
+	b, _ := os.ReadFile(s.CallLog)
+	return string(b)
+}
