@@ -28,11 +28,7 @@ func message(r result) string { s, _ := r.payload["message"].(string); return s 
 // (that is how it learns who is listening).
 func TestAttackHostileListenerOnTheBackendsPort(t *testing.T) {
 	testkit.NeedRoot(t)
-	w := newWorld(t)
-	w.startDaemon()
-	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 120*time.Second)
-	s := w.connect(ctx, simEnv(sim)...)
+	w, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 	port := sim.Port()
 	if err := sim.Kill(); err != nil {
@@ -75,11 +71,7 @@ func TestAttackHostileListenerOnTheBackendsPort(t *testing.T) {
 // issue's attack (token file a symlink to the victim's real token): refused with a reason
 // naming the path, what was found and the fix; the backend gets no request.
 func TestAttackUntrustedStateFiles(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 120*time.Second)
-	s := w.connect(ctx, simEnv(sim)...)
+	w, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 	dir := sim.StateDir()
 
@@ -153,11 +145,7 @@ func TestAttackUntrustedStateFiles(t *testing.T) {
 // they planted (a port file of theirs): refused, never read.
 func TestAttackPortFileOfAnotherUser(t *testing.T) {
 	testkit.NeedRoot(t)
-	w := newWorld(t)
-	w.startDaemon()
-	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 120*time.Second)
-	s := w.connect(ctx, simEnv(sim)...)
+	_, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 	pf := filepath.Join(sim.StateDir(), discovery.PortFileName)
 	if err := os.Chown(pf, testkit.OtherUID, testkit.OtherUID); err != nil {

@@ -6,9 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
 )
@@ -17,11 +15,7 @@ import (
 // upstream_error naming the bound, the daemon's resident size stays within a small multiple
 // of the bound, and the session goes on.
 func TestFaultOversizedAnswersKeepTheDaemonSmall(t *testing.T) {
-	w := newWorld(t)
-	w.startDaemon()
-	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 90*time.Second)
-	s := w.connect(ctx, simEnv(sim)...)
+	w, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 
 	big := `{"executions":["` + strings.Repeat("x", 31<<20) + `"]}`
