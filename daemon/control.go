@@ -129,21 +129,15 @@ const lockMargin = 5 * time.Second
 // the daemon is up when it serves, not when its process exists. A socket endpoint.Dial
 // refuses is the error at once (waiting cannot make it ours).
 func WaitServing(socket string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 200*time.Millisecond) {
-		c, err := endpoint.Dial(socket)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if errors.Is(err, endpoint.ErrRefused) {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no daemon listening on %s after %v: %w", socket, limit, err)
-		}
-		time.Sleep(backoff)
+	c, err := endpoint.DialUntil(socket, limit, func(err error) bool { return !errors.Is(err, endpoint.ErrRefused) })
+	switch {
+	case err == nil:
+		c.Close()
+		return nil
+	case errors.Is(err, endpoint.ErrRefused):
+		return err
 	}
+	return fmt.Errorf("no daemon listening on %s after %v: %w", socket, limit, err)
 }
 
 // waitLockFree waits, up to limit, until no live daemon holds socket's lock.

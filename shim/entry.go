@@ -146,16 +146,10 @@ func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	return nil, fmt.Errorf("started the daemon but it did not listen on %s within %v%s; run 'resmongw serve --foreground' to see why", path, autostartWait, why)
 }
 
-// dialUntil dials with backoff while nobody serves the socket, for at most limit.
+// dialUntil waits, up to limit, for a daemon to serve path; any answer but "nobody serves
+// there" ends the wait at once.
 func dialUntil(path string, limit time.Duration) (*net.UnixConn, error) {
-	deadline := time.Now().Add(limit)
-	for backoff := 10 * time.Millisecond; ; backoff = min(backoff*2, 200*time.Millisecond) {
-		conn, err := dial(path)
-		if err == nil || !endpoint.IsDown(err) || time.Now().After(deadline) {
-			return conn, err
-		}
-		time.Sleep(backoff)
-	}
+	return endpoint.DialUntil(path, limit, endpoint.IsDown)
 }
 
 // dial is endpoint.Dial: the checked dial every client of the socket uses.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"syscall"
+	"time"
 )
 
 // Dial connects to the daemon at socket only where it can be ours (issue 10.4): the socket's
@@ -45,3 +46,17 @@ func (e *refusedError) Error() string        { return e.msg }
 func (e *refusedError) Is(target error) bool { return target == ErrRefused }
 
 func refusef(format string, a ...any) error { return &refusedError{fmt.Sprintf(format, a...)} }
+
+// DialUntil dials socket (Dial) until it connects, an error retry does not accept ends it at
+// once, or limit has passed (the last error then), backing off from 10 ms to 200 ms: a daemon
+// being started or re-listening serves within moments, and a refusal cannot change by waiting.
+func DialUntil(socket string, limit time.Duration, retry func(error) bool) (*net.UnixConn, error) {
+	deadline := time.Now().Add(limit)
+	for backoff := 10 * time.Millisecond; ; backoff = min(2*backoff, 200*time.Millisecond) {
+		c, err := Dial(socket)
+		if err == nil || !retry(err) || time.Now().After(deadline) {
+			return c, err
+		}
+		time.Sleep(backoff)
+	}
+}
