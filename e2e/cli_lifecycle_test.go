@@ -282,7 +282,7 @@ func newServiceWorld(t *testing.T) *world {
 	root := testkit.ShortTempDir(t) // first, so it is removed after the world stopped its daemon
 	w := newWorld(t)
 	fs := testkit.NewFakeService(t, root, w.Home, bin)
-	w.Socket, w.serviceEnv, w.fakeService = fs.Socket, fs.Env, fs
+	w.Socket, w.serviceEnv, w.fakeService = fs.Socket, append(fs.Env, paths.TestRootEnv+"="+root), fs
 	if got, err := paths.Socket("", func(k string) string { return envValue(w.Env(), k) }); err != nil || got != w.Socket {
 		t.Fatalf("the service world's default socket is %q (%v), want %q", got, err, w.Socket)
 	}

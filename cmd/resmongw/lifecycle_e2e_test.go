@@ -28,7 +28,7 @@ func newServiceUser(t *testing.T) *serviceUser {
 	root, home := testkit.ShortTempDir(t), t.TempDir()
 	fs := testkit.NewFakeService(t, root, home, bin)
 	u := &serviceUser{t: t, socket: fs.Socket, callLog: fs.CallLog}
-	u.env = append([]string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}, fs.Env...)
+	u.env = append([]string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), paths.TestRootEnv + "=" + root}, fs.Env...)
 	t.Cleanup(func() {
 		if pid := u.pid(); pid > 0 {
 			_ = testkit.StopPID(pid, 10*time.Second)

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-
-	"github.com/resmongw/resmongw/paths"
 )
 
 // fakeSystemctl records its arguments, one call a line; "start" starts the daemon the way the
@@ -22,11 +20,12 @@ exit 0
 
 // FakeService is a user with the per-user systemd service installed, without a service
 // manager: the unit file under home, a fake systemctl first on PATH that runs bin's `serve`
-// on start, and a test root that stands in for / so the default socket (which follows the
-// uid, with a logind-style runtime directory) is the test's own.
+// on start, and a logind-style runtime directory under a test root that stands in for /, so
+// the default socket (which follows the uid) is the test's own once the caller adds
+// paths.TestRootEnv=root to Env (testkit imports nothing of the gateway).
 type FakeService struct {
 	Socket  string   // the default socket the service's daemon serves
-	Env     []string // PATH, the test root, XDG_RUNTIME_DIR and the fake's settings; add HOME
+	Env     []string // PATH, XDG_RUNTIME_DIR and the fake's settings; add HOME and the test root
 	CallLog string   // what systemctl was asked, one call a line
 }
 
@@ -49,8 +48,7 @@ func NewFakeService(t testing.TB, root, home, bin string) *FakeService {
 		t.Fatal(err)
 	}
 	s := &FakeService{Socket: filepath.Join(rt, "resmongw", "mcp.sock"), CallLog: filepath.Join(home, "systemctl.log")}
-	s.Env = []string{"PATH=" + bindir + ":" + os.Getenv("PATH"), paths.TestRootEnv + "=" + root,
-		"XDG_RUNTIME_DIR=" + rt, "FAKE_SYSTEMCTL_LOG=" + s.CallLog, "RESMONGW_TEST_BIN=" + bin}
+	s.Env = []string{"PATH=" + bindir + ":" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + rt, "FAKE_SYSTEMCTL_LOG=" + s.CallLog, "RESMONGW_TEST_BIN=" + bin}
 	return s
 }
 
