@@ -70,7 +70,7 @@ func Main(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, os.Stdout).run(conn, os.Stdin)
+	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, os.Stdout).run(conn, polledStdin())
 }
 
 // FlagSet is stdio's flag set, for the CLI's help and parsing.
