@@ -141,7 +141,7 @@ func parsePort(s string) (int, bool) {
 // paste (say, a whole file) does not flood it.
 func quoteShort(s string) string {
 	const max = 40
-	if tokenPattern.MatchString(strings.TrimSpace(s)) {
+	if tokenPattern().MatchString(strings.TrimSpace(s)) {
 		return "a token-shaped value (not shown)"
 	}
 	if len(s) > max {

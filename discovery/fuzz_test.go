@@ -34,7 +34,7 @@ func FuzzPortFile(f *testing.F) {
 			if present || blank {
 				t.Fatalf("error %v with present=%v blank=%v", err, present, blank)
 			}
-			if tokenPattern.MatchString(trimmed) && strings.Contains(err.Error(), trimmed) {
+			if tokenPattern().MatchString(trimmed) && strings.Contains(err.Error(), trimmed) {
 				t.Fatal("the error quotes a token-shaped port file")
 			}
 		case present:
@@ -83,7 +83,7 @@ func FuzzPortEnv(f *testing.F) {
 			if bad == nil || bad.Reason != ReasonBadPortEnv || len(cands) != 0 {
 				t.Fatalf("RESMON_PORT=%q: candidates %v, unavailable %v", env, cands, bad)
 			}
-			if tokenPattern.MatchString(strings.TrimSpace(env)) && strings.Contains(bad.Message, strings.TrimSpace(env)) {
+			if tokenPattern().MatchString(strings.TrimSpace(env)) && strings.Contains(bad.Message, strings.TrimSpace(env)) {
 				t.Fatal("the message quotes a token-shaped RESMON_PORT")
 			}
 			return
@@ -111,13 +111,13 @@ func FuzzTokenFile(f *testing.F) {
 			}
 			// Token-alphabet text of 16+ bytes is secret-shaped (scrub registers it); it must
 			// never be echoed, unless it happens to be part of the path itself.
-			if len(trimmed) >= 16 && tokenAlphabet.MatchString(trimmed) &&
+			if len(trimmed) >= 16 && tokenAlphabet().MatchString(trimmed) &&
 				strings.Contains(err.Error(), trimmed) && !strings.Contains(TokenFile(dir, port), trimmed) {
 				t.Fatalf("the error %q carries the file's content", err)
 			}
 			return
 		}
-		if tok.Reveal() != trimmed || !tokenPattern.MatchString(tok.Reveal()) {
+		if tok.Reveal() != trimmed || !tokenPattern().MatchString(tok.Reveal()) {
 			t.Fatalf("accepted a malformed token from %q", data)
 		}
 		if tok.String() != "[redacted]" {
@@ -162,7 +162,7 @@ func FuzzHealthAnswer(f *testing.F) {
 			if res.outcome != probeRefused && res.outcome != probeOtherStatus {
 				t.Fatalf("status %d: outcome %v", status, res.outcome)
 			}
-			if res.reason != "" && !reasonCode.MatchString(res.reason) {
+			if res.reason != "" && !reasonCode().MatchString(res.reason) {
 				t.Fatalf("reason %q echoed", res.reason)
 			}
 			return

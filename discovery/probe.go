@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -127,7 +128,7 @@ func describeTransportErr(err error) error {
 	return err
 }
 
-var reasonCode = regexp.MustCompile(`^[a-z_]{1,40}$`)
+var reasonCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_]{1,40}$`) })
 
 // refusalReason is detail.reason of a guard refusal body, or "".
 func refusalReason(body []byte) string {
@@ -139,7 +140,7 @@ func refusalReason(body []byte) string {
 	if json.Unmarshal(body, &r) != nil {
 		return ""
 	}
-	if !reasonCode.MatchString(r.Detail.Reason) {
+	if !reasonCode().MatchString(r.Detail.Reason) {
 		return "" // only echo something that looks like a reason code
 	}
 	return r.Detail.Reason
@@ -200,12 +201,14 @@ func versionAtLeast(v string, min []int) bool {
 	return len(got) >= len(min)
 }
 
-var runtimeIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+var runtimeIDPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+})
 
-var jsonInt = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+var jsonInt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`) })
 
 // ValidRuntimeID reports whether v is a canonical lowercase UUID4 (reference §7.2).
-func ValidRuntimeID(v string) bool { return runtimeIDPattern.MatchString(v) }
+func ValidRuntimeID(v string) bool { return runtimeIDPattern().MatchString(v) }
 
 // parseIdentity applies valid_identity (reference §7.2): an object with at least the five
 // keys, contract_version exactly the integer 1 (not true, not 1.0), a canonical UUID4
@@ -231,7 +234,7 @@ func parseIdentity(raw json.RawMessage) (*Identity, string) {
 	id := &Identity{ContractVersion: 1, RuntimeID: rid}
 	if sv := string(bytes.TrimSpace(obj["schema_version"])); sv != "null" {
 		n, err := strconv.Atoi(sv)
-		if !jsonInt.MatchString(sv) || err != nil {
+		if !jsonInt().MatchString(sv) || err != nil {
 			return nil, "schema_version is not null or an integer"
 		}
 		id.SchemaVersion = &n

@@ -8,18 +8,19 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/resmongw/resmongw/scrub"
 	"github.com/resmongw/resmongw/trustfile"
 )
 
 // tokenPattern is the backend's accepted token format (backend §3.2).
-var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{43,128}$`)
+var tokenPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{43,128}$`) })
 
 // tokenAlphabet matches text made only of token characters: a partial token caught
 // mid-write, or an over-long one. Such text is registered with scrub too, because it is
 // a piece of a secret; arbitrary junk is not, so scrubbing never mangles ordinary text.
-var tokenAlphabet = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var tokenAlphabet = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // Reasons ReadToken gives for a token file it cannot use (besides fs.ErrNotExist).
 var (
@@ -58,13 +59,13 @@ func ReadToken(stateDir string, port int) (Token, error) {
 		return "", fmt.Errorf("token file %s %w", path, err)
 	}
 	s := strings.TrimSpace(string(data))
-	if tokenAlphabet.MatchString(s) {
+	if tokenAlphabet().MatchString(s) {
 		scrub.Add(s)
 	}
 	switch {
 	case s == "":
 		return "", fmt.Errorf("token file %s %w", path, ErrTokenEmpty)
-	case !tokenPattern.MatchString(s):
+	case !tokenPattern().MatchString(s):
 		return "", fmt.Errorf("token file %s %w", path, ErrTokenMalformed)
 	}
 	return Token(s), nil

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/resmongw/resmongw/paths"
 )
@@ -54,7 +55,7 @@ var harnesses = []harness{
 		}},
 }
 
-var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var serverNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 const configUsage = `Usage: resmongw config <harness> [--write] [--force] [--no-approvals] [--scope user|project]
                        [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
@@ -142,7 +143,7 @@ func buildConfigRequest(fs *flag.FlagSet, harnessName string, write, force, noAp
 	}
 	req := &configRequest{h: h, name: name, write: write, force: force, scope: scope, flags: fs}
 	// Bad flag values and combinations are usage errors (exit 2), like unknown flags.
-	if !serverNameRE.MatchString(req.name) {
+	if !serverNameRE().MatchString(req.name) {
 		configFail(stderr, "--name %q: use letters, digits, '_' and '-' only", req.name)
 		return nil, 2
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/tailscale/hujson"
 )
@@ -210,10 +211,10 @@ func appendArrayStrings(root *hujson.Value, ptr string, items []string) error {
 // begins at off (`"allow": [`), rather than with other members of a one-line object.
 func opensOwnLine(packed []byte, off int) bool {
 	start := bytes.LastIndexByte(packed[:off], '\n') + 1
-	return memberOnlyRE.Match(bytes.TrimSpace(packed[start:off]))
+	return memberOnlyRE().Match(bytes.TrimSpace(packed[start:off]))
 }
 
-var memberOnlyRE = regexp.MustCompile(`^"(?:[^"\\]|\\.)*"\s*:$`)
+var memberOnlyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^"(?:[^"\\]|\\.)*"\s*:$`) })
 
 // indentUnit is one indentation step of the file: a tab if it indents with tabs, else two spaces.
 func indentUnit(packed []byte, lineIndent string) string {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/resmongw/resmongw/scrub"
 )
@@ -164,17 +165,19 @@ func reportConflicts(stderr io.Writer, edits []*fileEdit, force bool) (blocked b
 
 var (
 	// tokenShapedRE matches resmon's API token alphabet and length (reference §5.1).
-	tokenShapedRE = regexp.MustCompile(`[A-Za-z0-9_-]{43,128}`)
+	tokenShapedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9_-]{43,128}`) })
 	// credentialValueRE finds "<credential-shaped key>" = / : "<value>" pairs in JSON or TOML.
-	credentialValueRE = regexp.MustCompile(`(?i)("?[A-Za-z0-9_.-]*(?:key|token|secret|password|passphrase|credential|auth)[A-Za-z0-9_.-]*"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*')`)
+	credentialValueRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)("?[A-Za-z0-9_.-]*(?:key|token|secret|password|passphrase|credential|auth)[A-Za-z0-9_.-]*"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*')`)
+	})
 )
 
 // redactForDisplay hides values an existing entry may carry (another tool's API key, a
 // pasted token) before we echo it to the terminal.
 func redactForDisplay(s string) string {
 	s = scrub.String(s)
-	s = credentialValueRE.ReplaceAllString(s, `${1}"[redacted]"`)
-	return tokenShapedRE.ReplaceAllStringFunc(s, func(m string) string {
+	s = credentialValueRE().ReplaceAllString(s, `${1}"[redacted]"`)
+	return tokenShapedRE().ReplaceAllStringFunc(s, func(m string) string {
 		if strings.ContainsAny(m, "/") {
 			return m
 		}
@@ -188,7 +191,7 @@ func redactForDisplay(s string) string {
 // inside one of the names resmongw itself generates (a permission rule such as
 // mcp__<name>__get_watchdog_findings) is not one either.
 func findTokenShaped(out, orig []byte, generated ...string) string {
-	for _, loc := range tokenShapedRE.FindAllIndex(out, -1) {
+	for _, loc := range tokenShapedRE().FindAllIndex(out, -1) {
 		if (loc[0] > 0 && out[loc[0]-1] == '/') || (loc[1] < len(out) && out[loc[1]] == '/') {
 			continue
 		}

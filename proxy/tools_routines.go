@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Routine tools: list_routines, get_routine, create_routine, run_routine,
@@ -179,15 +180,17 @@ func numberOrZero(v any) any {
 // Second layer behind the backend's own stripping of last_error: anything shaped like a URL,
 // an email address or a filesystem path is replaced.
 var (
-	urlShape   = regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s"'<>]+`)
-	emailShape = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
-	pathShape  = regexp.MustCompile(`(?:~|\b[A-Za-z]:)?(?:[/\\][^\s/\\"'<>:]+){2,}[/\\]?|~[/\\][^\s"'<>]+`)
+	urlShape   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s"'<>]+`) })
+	emailShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`) })
+	pathShape  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:~|\b[A-Za-z]:)?(?:[/\\][^\s/\\"'<>:]+){2,}[/\\]?|~[/\\][^\s"'<>]+`)
+	})
 )
 
 func redactDestinations(s string) string {
-	s = urlShape.ReplaceAllString(s, "<url>")
-	s = emailShape.ReplaceAllString(s, "<address>")
-	return pathShape.ReplaceAllString(s, "<target>")
+	s = urlShape().ReplaceAllString(s, "<url>")
+	s = emailShape().ReplaceAllString(s, "<address>")
+	return pathShape().ReplaceAllString(s, "<target>")
 }
 
 const createdInactive = "Created inactive. Activate it — in resmon, or by asking to turn it on — to put it on its schedule."
@@ -253,7 +256,7 @@ func toolCreateRoutine(ctx context.Context, api API, args map[string]any) (any, 
 
 // alreadyRunningAs finds the execution id in the backend's sentence
 // "This routine is already running as execution {id}. …".
-var alreadyRunningAs = regexp.MustCompile(`already running as execution (\d+)`)
+var alreadyRunningAs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`already running as execution (\d+)`) })
 
 func toolRunRoutine(ctx context.Context, api API, args map[string]any) (any, error) {
 	id, terr := intArg(args, "routine_id")
@@ -284,7 +287,7 @@ func runConflict(err error) error {
 	if te == nil || te.Code != CodeConflict {
 		return err
 	}
-	m := alreadyRunningAs.FindStringSubmatch(te.Message)
+	m := alreadyRunningAs().FindStringSubmatch(te.Message)
 	if te.Detail["conflict"] != "routine_already_running" && m == nil &&
 		!strings.Contains(te.Message, "routine is already running") {
 		return err

@@ -302,7 +302,7 @@ func (s *Sim) hKeywordContribution(c *call) *reply {
 			share = round(float64(unique)/float64(matched), 4)
 		}
 		list = append(list, o("keyword", k, "matched", matched, "unique", unique, "shared", matched-unique,
-			"contains_operators", operatorRE.MatchString(k), "unique_share", share))
+			"contains_operators", operatorRE().MatchString(k), "unique_share", share))
 	}
 	var reason any
 	switch {

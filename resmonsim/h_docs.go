@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -266,7 +267,7 @@ func (s *Sim) hSimilar(c *call) *reply {
 
 // ---- why ----
 
-var operatorRE = regexp.MustCompile(`\b(AND|OR|NOT)\b`)
+var operatorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(AND|OR|NOT)\b`) })
 
 func (s *Sim) hWhy(c *call) *reply {
 	execFilter, qe := c.queryInt("execution_id", 0, nil, nil)
@@ -321,7 +322,7 @@ func (s *Sim) hWhy(c *call) *reply {
 			where = joinAnd(names)
 		}
 		kwOut = append(kwOut, o("keyword", k, "matched", len(in) > 0, "fields", nonNilList(in), "where", where,
-			"contains_operators", operatorRE.MatchString(k)))
+			"contains_operators", operatorRE().MatchString(k)))
 	}
 	filteredLocally := d.Source == "biorxiv" || d.Source == "medrxiv"
 	var verdict, headline string

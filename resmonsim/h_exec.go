@@ -7,9 +7,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-var uuid4RE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+var uuid4RE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+})
 
 const msgBadRuntimeID = "expected_runtime_id must be a canonical lowercase UUID4"
 
@@ -39,7 +42,7 @@ func (s *Sim) checkExpected(c *call) *reply {
 	if len(v) > 0 {
 		want = v[len(v)-1]
 	}
-	if !uuid4RE.MatchString(want) {
+	if !uuid4RE().MatchString(want) {
 		return detailReply(422, msgBadRuntimeID)
 	}
 	if want != c.inst.runtimeID {

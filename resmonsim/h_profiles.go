@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 const msgProfileNotFound = "That profile does not exist."
@@ -149,8 +150,8 @@ func (s *Sim) hProfileMatches(c *call) *reply {
 }
 
 var (
-	orcidRE = regexp.MustCompile(`^(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dXx])$`)
-	rorRE   = regexp.MustCompile(`^0[a-z0-9]{6}\d{2}$`)
+	orcidRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dXx])$`) })
+	rorRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0[a-z0-9]{6}\d{2}$`) })
 )
 
 func isASCII(s string) bool {
@@ -255,14 +256,14 @@ func profileIdentifiers(ids obj) ([]kvIdent, string) {
 		switch scheme {
 		case "orcid":
 			bare := strings.TrimPrefix(strings.TrimPrefix(e.Value, "https://orcid.org/"), "http://orcid.org/")
-			m := orcidRE.FindStringSubmatch(bare)
+			m := orcidRE().FindStringSubmatch(bare)
 			if m == nil {
 				return nil, fmt.Sprintf("%s is not an ORCID iD. An ORCID looks like 0000-0002-1825-0097.", pyRepr(e.Value))
 			}
 			e.Value = strings.ToUpper(m[1] + "-" + m[2] + "-" + m[3] + "-" + m[4])
 		case "ror":
 			bare := strings.ToLower(strings.TrimPrefix(e.Value, "https://ror.org/"))
-			if !rorRE.MatchString(bare) {
+			if !rorRE().MatchString(bare) {
 				return nil, fmt.Sprintf("%s is not a ROR id. A ROR id is nine characters, like 05dxps055.", pyRepr(e.Value))
 			}
 			e.Value = bare

@@ -113,7 +113,7 @@ func TestRestartRotatesTokenAndRuntimeID(t *testing.T) {
 	if s.Port() != port {
 		t.Errorf("port changed without NewPort")
 	}
-	if s.Token() == oldTok || s.RuntimeID() == oldID || !uuid4RE.MatchString(s.RuntimeID()) {
+	if s.Token() == oldTok || s.RuntimeID() == oldID || !uuid4RE().MatchString(s.RuntimeID()) {
 		t.Errorf("restart kept token or runtime id")
 	}
 	if got, _ := readFile(s.TokenFile()); got != s.Token() {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -35,6 +36,11 @@ var hungDaemonWait = 10 * time.Minute
 
 // Main runs the shim. Its stdout carries protocol bytes only; every diagnostic is one stderr line.
 func Main(args []string) int {
+	// One harness's lines, one at a time: a second P only adds threads and their stacks (and
+	// hand-offs between them) to a process that runs once per session.
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 	fs, socketFlag := flags()
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(args); err != nil {
@@ -64,7 +70,7 @@ func Main(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, os.Stdout).run(conn, os.Stdin)
+	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, os.Stdout).run(conn, polledStdin())
 }
 
 // FlagSet is stdio's flag set, for the CLI's help and parsing.

@@ -20,7 +20,32 @@ import (
 	"github.com/resmongw/resmongw/tooltable"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	if code, ok := stdioFast(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// stdioFast runs `resmongw stdio` without building the cobra tree: a shim runs once per
+// harness session for the session's whole life, so what it allocates at start it holds. Only
+// a launch as harness configs write it (no arguments, or only --socket) takes this path;
+// anything else goes to cobra, for its help, usage text and errors.
+func stdioFast(args []string) (int, bool) {
+	if len(args) == 0 || args[0] != "stdio" {
+		return 0, false
+	}
+	for i := 1; i < len(args); i++ {
+		switch a := args[i]; {
+		case (a == "--socket" || a == "-socket") && i+1 < len(args):
+			i++
+		case strings.HasPrefix(a, "--socket=") || strings.HasPrefix(a, "-socket="):
+		default:
+			return 0, false
+		}
+	}
+	return shim.Main(args[1:]), true
+}
 
 // exitCode is a command's result as an error: cobra carries it out of RunE, run returns it.
 type exitCode int
