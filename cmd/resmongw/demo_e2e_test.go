@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 func TestDemoRunsAndStopsClean(t *testing.T) {
 	ctx := testkit.Context(t, 90*time.Second)
 	tmp, home := testkit.ShortTempDir(t), t.TempDir()
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp}
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp, testkit.NoRaceExitSleep}
 	cmd := exec.Command(bin, "demo")
 	cmd.Env = base
 	var stdout, stderr testkit.SyncBuffer

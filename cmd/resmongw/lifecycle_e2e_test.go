@@ -64,6 +64,7 @@ func (u *serviceUser) calls() string {
 // itself first (its sessions end instead of reconnecting) and then tells the service manager;
 // restart brings the service's daemon back.
 func TestServiceManagedLifecycle(t *testing.T) {
+	t.Parallel() // after the demo, which no other test may overlap: it checks that no resmongw process is left
 	u := newServiceUser(t)
 	out, code := u.run("start")
 	if code != 0 || !strings.Contains(u.calls(), "start --user resmongw") || u.pid() == 0 {
@@ -90,6 +91,7 @@ func TestServiceManagedLifecycle(t *testing.T) {
 // install while an autostarted daemon serves the default socket: the unit goes in, that
 // daemon hands over (it exits), and the service's daemon serves.
 func TestInstallTakesOverFromAnAutostartedDaemon(t *testing.T) {
+	t.Parallel() // after the demo, which no other test may overlap: it checks that no resmongw process is left
 	u := newServiceUser(t)
 	cmd := exec.Command(bin, "serve", "--exit-when-idle", "10m")
 	cmd.Env = u.env

@@ -25,7 +25,7 @@ exit 0
 // paths.TestRootEnv=root to Env (testkit imports nothing of the gateway).
 type FakeService struct {
 	Socket  string   // the default socket the service's daemon serves
-	Env     []string // PATH, XDG_RUNTIME_DIR and the fake's settings; add HOME and the test root
+	Env     []string // PATH, XDG_RUNTIME_DIR, NoRaceExitSleep and the fake's settings; add HOME and the test root
 	CallLog string   // what systemctl was asked, one call a line
 }
 
@@ -48,7 +48,7 @@ func NewFakeService(t testing.TB, root, home, bin string) *FakeService {
 		t.Fatal(err)
 	}
 	s := &FakeService{Socket: filepath.Join(rt, "resmongw", "mcp.sock"), CallLog: filepath.Join(home, "systemctl.log")}
-	s.Env = []string{"PATH=" + bindir + ":" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + rt, "FAKE_SYSTEMCTL_LOG=" + s.CallLog, "RESMONGW_TEST_BIN=" + bin}
+	s.Env = []string{"PATH=" + bindir + ":" + os.Getenv("PATH"), "XDG_RUNTIME_DIR=" + rt, "FAKE_SYSTEMCTL_LOG=" + s.CallLog, "RESMONGW_TEST_BIN=" + bin, NoRaceExitSleep}
 	return s
 }
 
