@@ -55,6 +55,14 @@ func run() int {
 	want := func(section string) bool {
 		return *only == "" || strings.Contains(","+*only+",", ","+section+",")
 	}
+	// The spaced and sessions sections are measured on the comparison's world and report
+	// against its back-to-back figures; asked for alone they would silently measure nothing.
+	for _, s := range []string{"spaced", "sessions"} {
+		if want(s) && !want("compare") {
+			logf("-only %s needs compare too (it reports against the comparison's back-to-back figures): use -only compare,%s", s, s)
+			return 2
+		}
+	}
 
 	tmp, err := os.MkdirTemp("", "benchtable-")
 	if err != nil {
