@@ -185,8 +185,19 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			switch {
 			case r.ID.IsValid():
 				c.mu.Lock()
-				c.pending[r.ID] = struct{}{}
+				_, inUse := c.pending[r.ID]
+				if !inUse {
+					c.pending[r.ID] = struct{}{}
+				}
 				c.mu.Unlock()
+				if inUse {
+					// JSON-RPC ids must be unique among requests in flight; the SDK would drop
+					// the second one unanswered, and a client must never be left waiting.
+					id := r.ID
+					c.writeLine(errorLine(&id, jsonrpc.CodeInvalidRequest,
+						"Invalid Request: this id is already used by a request in flight"))
+					continue
+				}
 			case r.Method == "notifications/cancelled":
 				// The client no longer waits for that answer (and the wire layer drops it),
 				// so a half-close must not wait for it either.
