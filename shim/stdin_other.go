@@ -1,9 +1,8 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package shim
 
 import "os"
 
-// polledStdin is os.Stdin off Linux, which has no /proc/self/fd to open a pipe's read end
-// anew (see stdin_linux.go).
+// polledStdin is os.Stdin on platforms resmongw does not support (see stdin_unix.go).
 func polledStdin() *os.File { return os.Stdin }

@@ -1,7 +1,10 @@
+//go:build linux || darwin
+
 package shim
 
 import (
 	"os"
+	"runtime"
 	"syscall"
 )
 
@@ -10,10 +13,11 @@ import (
 // descriptor parks a thread in read(2), and with GOMAXPROCS=1 that thread holds the only P
 // until sysmon takes it back, which delays the daemon's answer behind it; with both sides on
 // the poller, one thread waits in epoll for whichever is ready. The harness's description
-// keeps its flags. Anything but a pipe (a terminal, a file, a socket) is used as it is.
+// keeps its flags. Anything but a pipe (a terminal, a file, a socket) is used as it is, and so
+// is stdin on macOS, which has no /proc/self/fd to open the pipe's read end anew.
 func polledStdin() *os.File {
 	var st syscall.Stat_t
-	if syscall.Fstat(0, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+	if runtime.GOOS != "linux" || syscall.Fstat(0, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
 		return os.Stdin
 	}
 	fd, err := syscall.Open("/proc/self/fd/0", syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
