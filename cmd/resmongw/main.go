@@ -29,20 +29,17 @@ func main() {
 
 // stdioFast runs `resmongw stdio` without building the cobra tree: a shim runs once per
 // harness session for the session's whole life, so what it allocates at start it holds. Only
-// a launch as harness configs write it (no arguments, or only --socket) takes this path;
-// anything else goes to cobra, for its help, usage text and errors.
+// a launch that stdio's own flag set parses cleanly, with no arguments left over (as harness
+// configs write it), takes this path; anything else, help included, goes to cobra for its
+// usage text and errors.
 func stdioFast(args []string) (int, bool) {
 	if len(args) == 0 || args[0] != "stdio" {
 		return 0, false
 	}
-	for i := 1; i < len(args); i++ {
-		switch a := args[i]; {
-		case (a == "--socket" || a == "-socket") && i+1 < len(args):
-			i++
-		case strings.HasPrefix(a, "--socket=") || strings.HasPrefix(a, "-socket="):
-		default:
-			return 0, false
-		}
+	fs := shim.FlagSet()
+	fs.SetOutput(io.Discard)
+	if fs.Parse(args[1:]) != nil || fs.NArg() > 0 {
+		return 0, false
 	}
 	return shim.Main(args[1:]), true
 }
