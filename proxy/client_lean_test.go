@@ -430,4 +430,3 @@ func TestLeanPathIsOffForOtherBases(t *testing.T) {
 		t.Errorf("default port: %+v", lt)
 	}
 }
-

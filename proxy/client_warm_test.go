@@ -30,7 +30,7 @@ func TestACallAfterTheIdleConnectionWasDroppedUsesTheSpare(t *testing.T) {
 	if _, err := c.Call(ctx, &Request{Path: "/api/health"}); err != nil {
 		t.Fatal(err)
 	}
-	c.warm.renew()                     // what the timer does DefaultWarmRefresh after a call
+	c.warm.renew()     // what the timer does DefaultWarmRefresh after a call
 	c.closeIdle(false) // what the pool does once the connection idled 4 s
 	if !c.warm.hasSpare() {
 		t.Fatal("no spare after renewing")
