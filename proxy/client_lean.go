@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/resmongw/resmongw/internal/sockio"
 )
 
 // The lean read path. net/http's Transport hands every request to a connection's writeLoop
@@ -64,6 +66,7 @@ func newLeanTarget(base string) *leanTarget {
 // buffer its requests are written from.
 type leanConn struct {
 	nc     net.Conn
+	rw     io.ReadWriter // nc's bytes: through sockio where it can (see sockio's doc)
 	lr     limitedReader
 	br     *bufio.Reader
 	wbuf   []byte
@@ -75,7 +78,7 @@ type leanConn struct {
 // current request read (a stale connection fails before its first byte) and refuses more
 // than limit bytes (the header bound; lifted for the body, which readBody bounds).
 type limitedReader struct {
-	nc    net.Conn
+	r     io.Reader
 	limit int64
 	read  int64
 }
@@ -87,7 +90,7 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 	if int64(len(p)) > l.limit {
 		p = p[:l.limit]
 	}
-	n, err := l.nc.Read(p)
+	n, err := l.r.Read(p)
 	l.limit -= int64(n)
 	l.read += int64(n)
 	return n, err
@@ -169,7 +172,11 @@ func (p *leanPool) dialSlot(dctx context.Context) (*leanConn, error) {
 		p.release()
 		return nil, err
 	}
-	lc := &leanConn{nc: nc, lr: limitedReader{nc: nc}}
+	var rw io.ReadWriter = nc
+	if sc := sockio.New(nc); sc != nil {
+		rw = sc
+	}
+	lc := &leanConn{nc: nc, rw: rw, lr: limitedReader{r: rw}}
 	lc.br = bufio.NewReaderSize(&lc.lr, 4<<10)
 	return lc, nil
 }
@@ -335,7 +342,7 @@ func (c *Client) leanAttempt(ctx context.Context, uri string, deadline time.Time
 	}()
 
 	lc.wbuf = c.appendGet(lc.wbuf[:0], uri)
-	if _, werr := lc.nc.Write(lc.wbuf); werr != nil {
+	if _, werr := lc.rw.Write(lc.wbuf); werr != nil {
 		if lc.reused && ctx.Err() == nil && isConnGone(werr) {
 			return nil, true, werr
 		}
