@@ -44,6 +44,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 	err := c.rc.Read(func(fd uintptr) bool {
 		for {
 			n, errno = rawRead(fd, p)
+			if errno == 0 && n > 0 {
+				acquired(fd)
+			}
 			switch errno {
 			case syscall.EINTR:
 				continue
@@ -61,16 +64,15 @@ func (c *Conn) Read(p []byte) (int, error) {
 	case n == 0:
 		return 0, io.EOF
 	}
-	acquired()
 	return n, nil
 }
 
 // Write writes all of p like c.Write.
 func (c *Conn) Write(p []byte) (int, error) {
-	released()
 	done := 0
 	var errno syscall.Errno
 	err := c.rc.Write(func(fd uintptr) bool {
+		released(fd)
 		for done < len(p) {
 			var n int
 			n, errno = rawWrite(fd, p[done:])
