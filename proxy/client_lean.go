@@ -117,19 +117,36 @@ func newLeanPool(dial dialFunc, addr string, max int) *leanPool {
 // errPoolWait is the error of a call that gave up waiting for a connection.
 var errPoolWait = errors.New("waiting for a connection")
 
+// takeIdle returns the most recently used idle connection, or nil.
+func (p *leanPool) takeIdle() *leanConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.takeIdleLocked()
+}
+
+func (p *leanPool) takeIdleLocked() *leanConn {
+	for len(p.idle) > 0 {
+		lc := p.idle[len(p.idle)-1]
+		p.idle[len(p.idle)-1] = nil
+		p.idle = p.idle[:len(p.idle)-1]
+		if time.Since(lc.idleAt) < idleConnTimeout {
+			return lc
+		}
+		p.open--
+		_ = lc.nc.Close()
+	}
+	return nil
+}
+
 // get returns an idle connection, or a new one dialed within dctx (which bounds the wait for
 // a free slot too). fresh skips the idle ones (the retry after a stale connection).
 func (p *leanPool) get(dctx context.Context, fresh bool) (*leanConn, error) {
 	p.mu.Lock()
-	for !fresh && len(p.idle) > 0 {
-		lc := p.idle[len(p.idle)-1]
-		p.idle = p.idle[:len(p.idle)-1]
-		if time.Since(lc.idleAt) < idleConnTimeout {
+	if !fresh {
+		if lc := p.takeIdleLocked(); lc != nil {
 			p.mu.Unlock()
 			return lc, nil
 		}
-		p.open--
-		_ = lc.nc.Close()
 	}
 	if p.open < p.max {
 		p.open++
@@ -322,6 +339,11 @@ func (c *Client) leanAttempt(ctx context.Context, uri string, deadline time.Time
 		}
 		return nil, false, c.failure(ctx, rctx, err, st)
 	}
+	// staleFail is fail for a reused connection that failed before any byte of an answer.
+	staleFail := func(err error) (*leanAnswer, bool, error) {
+		ans, _, ferr := fail(err, isTimeout(err))
+		return ans, true, ferr
+	}
 
 	lc, timedOut, err := c.getConn(ctx, deadline, fresh)
 	if err != nil {
@@ -344,7 +366,7 @@ func (c *Client) leanAttempt(ctx context.Context, uri string, deadline time.Time
 	lc.wbuf = c.appendGet(lc.wbuf[:0], uri)
 	if _, werr := lc.rw.Write(lc.wbuf); werr != nil {
 		if lc.reused && ctx.Err() == nil && isConnGone(werr) {
-			return nil, true, werr
+			return staleFail(werr)
 		}
 		return fail(werr, isTimeout(werr))
 	}
@@ -358,8 +380,8 @@ func (c *Client) leanAttempt(ctx context.Context, uri string, deadline time.Time
 	for i := 0; ; i++ {
 		resp, err = http.ReadResponse(lc.br, nil)
 		if err != nil {
-			if lc.reused && lc.lr.read == 0 && ctx.Err() == nil && (errors.Is(err, io.EOF) || isConnGone(err)) {
-				return nil, true, err
+			if lc.reused && lc.lr.read == 0 && ctx.Err() == nil && isConnGone(err) {
+				return staleFail(err)
 			}
 			return fail(err, isTimeout(err))
 		}
@@ -406,8 +428,14 @@ func (c *Client) leanAttempt(ctx context.Context, uri string, deadline time.Time
 }
 
 // getConn takes a connection within the request's deadline; timedOut says the wait or the
-// dial ran out of the request's time.
+// dial ran out of the request's time. An idle connection is taken without a timer: only a
+// call that must wait or dial gets a context bounded by the deadline.
 func (c *Client) getConn(ctx context.Context, deadline time.Time, fresh bool) (lc *leanConn, timedOut bool, err error) {
+	if !fresh {
+		if lc := c.pool.takeIdle(); lc != nil {
+			return lc, false, nil
+		}
+	}
 	dctx, cancel := context.WithDeadlineCause(ctx, deadline, errRequestTimeout)
 	defer cancel()
 	lc, err = c.pool.get(dctx, fresh)

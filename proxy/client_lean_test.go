@@ -430,3 +430,21 @@ func TestLeanPathIsOffForOtherBases(t *testing.T) {
 		t.Errorf("default port: %+v", lt)
 	}
 }
+
+// The stale connection's retry fails too (the backend is gone): the error is classified as
+// the retry's (a refused connection: not sent), not the stale connection's.
+func TestLeanReadsReportTheRetrysFailure(t *testing.T) {
+	rb := newRawBackend(t, func(_ int, _ string, c net.Conn) bool { writeOK(c, ""); return false })
+	c := rb.client(t, &ClientOptions{WarmFor: -1})
+	ctx := coreCtx(t)
+	v, err := c.Call(ctx, &Request{Path: "/api/health"})
+	wantOK(t, v, err)
+	select {
+	case <-rb.closed:
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	_ = rb.ln.Close() // nothing listens any more
+	_, err = c.Call(ctx, &Request{Path: "/api/health"})
+	wantTransport(t, err, false, "ConnectError")
+}
