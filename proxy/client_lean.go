@@ -304,16 +304,20 @@ type leanAnswer struct {
 // leanGet performs the GET r on a pooled connection. Its errors are already classified
 // (*ToolError) the way failure classifies the Transport's.
 func (c *Client) leanGet(ctx context.Context, r *Request) (*leanAnswer, error) {
-	target := c.lean.prefix + r.Path
+	target, query := c.lean.prefix+r.Path, ""
 	if len(r.Query) > 0 {
-		target += "?" + r.Query.Encode()
+		query = "?" + r.Query.Encode()
 	}
-	// What the Transport would send: the path as the URL parser leaves it.
-	u, err := url.Parse(target)
-	if err != nil || u.Host != "" || u.Scheme != "" {
-		return nil, NewError(CodeInternalError, "The resmon MCP server built an invalid request.", map[string]any{"reason": "InvalidURL"})
+	// What the Transport would send: the path as the URL parser leaves it (the same bytes
+	// when the path needs no escaping, the usual case, so no parse is paid for it).
+	uri := target + query
+	if !plainPath(target) {
+		u, err := url.Parse(c.base + r.Path + query)
+		if err != nil {
+			return nil, NewError(CodeInternalError, "The resmon MCP server built an invalid request.", map[string]any{"reason": "InvalidURL"})
+		}
+		uri = u.RequestURI()
 	}
-	uri := u.RequestURI()
 	deadline := time.Now().Add(c.opts.RequestTimeout)
 	for attempt := 0; ; attempt++ {
 		ans, stale, err := c.leanAttempt(ctx, uri, deadline, attempt > 0)
@@ -452,6 +456,23 @@ func (c *Client) appendGet(b []byte, uri string) []byte {
 	b = append(b, "\r\nUser-Agent: Go-http-client/1.1\r\nAccept: application/json\r\nAuthorization: "...)
 	b = append(b, c.auth...)
 	return append(b, "\r\n\r\n"...)
+}
+
+// plainPath reports whether p is a path url.Parse leaves as it is: "/"-rooted (or empty),
+// of unreserved characters and "/" only.
+func plainPath(p string) bool {
+	if p != "" && p[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		switch ch := p[i]; {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9':
+		case ch == '/', ch == '-', ch == '_', ch == '.', ch == '~':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // isConnGone reports an error of a connection the peer closed or reset.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,6 +146,19 @@ func TestLeanReadsSendWhatTheTransportSent(t *testing.T) {
 	}
 	if strings.Contains(strings.ToLower(head), "origin:") {
 		t.Fatal("an Origin header was sent")
+	}
+	// A path that needs escaping is escaped as net/http escapes it.
+	for _, path := range []string{"/api/profiles/a b/é", "//api/x", "/api/a%2Fb"} {
+		if _, err := c.Call(coreCtx(t), &Request{Path: path}); err != nil {
+			t.Fatal(err)
+		}
+		rb.mu.Lock()
+		head = rb.reqs[len(rb.reqs)-1]
+		rb.mu.Unlock()
+		u, _ := url.Parse(c.base + path)
+		if want := "GET " + u.RequestURI() + " HTTP/1.1\r\n"; !strings.HasPrefix(head, want) {
+			t.Fatalf("path %q: request line %q, want %q", path, head, want)
+		}
 	}
 }
 

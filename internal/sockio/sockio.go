@@ -15,10 +15,21 @@ import (
 // that bookkeeping; the poller still does the waiting, and deadlines work as on the net.Conn.
 
 // Conn reads and writes one socket through its raw descriptor; Read and Write have
-// net.Conn's semantics (io.EOF at the end, deadlines, *net.OpError errors).
+// net.Conn's semantics (io.EOF at the end, deadlines, *net.OpError errors). A Read may run
+// beside a Write, but not beside another Read, nor a Write beside another Write: each keeps
+// its state in the Conn, so the poller's callback is made once, not per call.
 type Conn struct {
 	nc net.Conn
 	rc syscall.RawConn
+
+	readFn  func(fd uintptr) bool
+	rbuf    []byte
+	rn      int
+	rerrno  syscall.Errno
+	writeFn func(fd uintptr) bool
+	wbuf    []byte
+	wdone   int
+	werrno  syscall.Errno
 }
 
 // New returns a Conn for c, or nil when c has no raw descriptor (then use c itself).
@@ -31,7 +42,9 @@ func New(c net.Conn) *Conn {
 	if err != nil {
 		return nil
 	}
-	return &Conn{nc: c, rc: rc}
+	sio := &Conn{nc: c, rc: rc}
+	sio.readFn, sio.writeFn = sio.read, sio.write
+	return sio
 }
 
 // Read reads into p like c.Read.
@@ -39,23 +52,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			n, errno = rawRead(fd, p)
-			if errno == 0 && n > 0 {
-				acquired(fd)
-			}
-			switch errno {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // not ready: the poller waits (within the read deadline)
-			}
-			return true
-		}
-	})
+	c.rbuf, c.rn, c.rerrno = p, 0, 0
+	err := c.rc.Read(c.readFn)
+	n, errno := c.rn, c.rerrno
+	c.rbuf = nil
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
@@ -67,30 +67,33 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// read is the poller's callback for Read: false means "not ready, wait".
+func (c *Conn) read(fd uintptr) bool {
+	for {
+		n, errno := rawRead(fd, c.rbuf)
+		switch errno {
+		case 0:
+			if n > 0 {
+				acquired(fd)
+			}
+			c.rn = n
+			return true
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // not ready: the poller waits (within the read deadline)
+		}
+		c.rerrno = errno
+		return true
+	}
+}
+
 // Write writes all of p like c.Write.
 func (c *Conn) Write(p []byte) (int, error) {
-	done := 0
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		released(fd)
-		for done < len(p) {
-			var n int
-			n, errno = rawWrite(fd, p[done:])
-			switch errno {
-			case 0:
-				done += n
-				continue
-			case syscall.EINTR:
-				errno = 0
-				continue
-			case syscall.EAGAIN:
-				errno = 0
-				return false // the socket's buffer is full: the poller waits
-			}
-			return true
-		}
-		return true
-	})
+	c.wbuf, c.wdone, c.werrno = p, 0, 0
+	err := c.rc.Write(c.writeFn)
+	done, errno := c.wdone, c.werrno
+	c.wbuf = nil
 	switch {
 	case err != nil:
 		return done, c.opError("write", err)
@@ -98,6 +101,25 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return done, c.opError("write", &syscallError{"write", errno})
 	}
 	return done, nil
+}
+
+// write is the poller's callback for Write: false means "the socket's buffer is full, wait".
+func (c *Conn) write(fd uintptr) bool {
+	released(fd)
+	for c.wdone < len(c.wbuf) {
+		n, errno := rawWrite(fd, c.wbuf[c.wdone:])
+		switch errno {
+		case 0:
+			c.wdone += n
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			c.werrno = errno
+			return true
+		}
+	}
+	return true
 }
 
 func (c *Conn) opError(op string, err error) error {
