@@ -149,3 +149,18 @@ func TestConnsWithoutADescriptorAreDeclined(t *testing.T) {
 		t.Fatal("a pipe end got a raw path")
 	}
 }
+
+// Writing to a peer that is gone fails with an error (EPIPE or ECONNRESET), and the process
+// lives on.
+func TestAWriteToAGonePeerFails(t *testing.T) {
+	a, b := unixPair(t)
+	ra := newConn(t, a)
+	_ = b.Close()
+	var err error
+	for i := 0; i < 100 && err == nil; i++ {
+		_, err = ra.Write([]byte("after the close"))
+	}
+	if err == nil || !(errors.Is(err, errPipe()) || errors.Is(err, errReset())) {
+		t.Fatalf("write to a closed peer: %v", err)
+	}
+}

@@ -5,3 +5,5 @@ package sockio
 import "syscall"
 
 func errReset() error { return syscall.ECONNRESET }
+
+func errPipe() error { return syscall.EPIPE }
