@@ -48,7 +48,10 @@
 //     is retried once on the next verified generation; a write never is.
 //  9. Client (proxy/client.go). One connection pool per generation, a connection of its
 //     own for writes, the request timeout, the token in the header (and registered with
-//     scrub as it was read). A failure says whether the request was sent
+//     scrub as it was read). A read is written and its answer read on the calling goroutine
+//     over a pooled keep-alive connection (proxy/client_lean.go), on Linux through
+//     internal/sockio, as lineConn's socket is (no wake-up of the runtime's sysmon per
+//     call); writes go through net/http. A failure says whether the request was sent
 //     (proxy/errors.go): not sent means nothing was done.
 //  10. Backend. resmon (or resmonsim in tests) answers over 127.0.0.1.
 //  11. Reply shape (proxy/replies.go, the handler). The body must be what the route returns
@@ -58,7 +61,8 @@
 //  12. Scrub (proxy/server.go toolResult, scrub/). The payload becomes the one text item of
 //     the result, with every token this process has read replaced, whatever route a token
 //     might have taken into it.
-//  13. Answer. The SDK marshals the result, the wire wrapper adds isError:false, lineConn
+//  13. Answer. The SDK marshals the result (on the fast path the wire wrapper writes its
+//     JSON itself: proxy/wire_fast.go encodeToolResult), the wire wrapper adds isError:false, lineConn
 //     writes one line and marks the id answered, and the shim copies it to the harness's
 //     stdout.
 //

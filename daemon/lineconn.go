@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/resmongw/resmongw/internal/sockio"
 	"github.com/resmongw/resmongw/proxy"
 )
 
@@ -81,10 +82,34 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if drain <= 0 {
 		drain = drainWait
 	}
-	t.conn = &lineConn{c: t.c, br: t.br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
+	var w io.Writer = t.c
+	br := t.br
+	if sc := sockio.New(t.c); sc != nil {
+		// The socket's bytes through sockio (see its doc); what the preamble's reader already
+		// holds is read first.
+		w = sc
+		br = bufio.NewReaderSize(&bufferedFirst{br: t.br, r: sc}, t.br.Size())
+	}
+	t.conn = &lineConn{c: t.c, w: w, br: br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
 		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{}),
 		goodbye: t.goodbye, stopping: make(chan struct{})}
 	return t.conn, nil
+}
+
+// bufferedFirst reads what br holds, then r.
+type bufferedFirst struct {
+	br *bufio.Reader
+	r  io.Reader
+}
+
+func (b *bufferedFirst) Read(p []byte) (int, error) {
+	if b.br != nil {
+		if b.br.Buffered() > 0 {
+			return b.br.Read(p)
+		}
+		b.br = nil
+	}
+	return b.r.Read(p)
 }
 
 // lineConn is one session's connection. Read is called by one goroutine at a time (the
@@ -96,6 +121,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 // back until every request read so far has been answered (or the drain bound passes).
 type lineConn struct {
 	c     net.Conn
+	w     io.Writer // c's writes (through sockio where it can)
 	br    *bufio.Reader
 	drain time.Duration // see lineTransport.drain
 
@@ -316,7 +342,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	c.wmu.Lock()
 	buf, err := appendMessage(c.wbuf[:0], msg)
 	if err == nil {
-		_, err = c.c.Write(append(buf, '\n'))
+		_, err = c.w.Write(append(buf, '\n'))
 	}
 	if cap(buf) <= keepBuffer {
 		c.wbuf = buf[:0]
@@ -331,7 +357,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // writeLine writes a ready line (our own error replies); a failure shows on the next Read.
 func (c *lineConn) writeLine(line []byte) {
 	c.wmu.Lock()
-	_, _ = c.c.Write(line)
+	_, _ = c.w.Write(line)
 	c.wmu.Unlock()
 }
 

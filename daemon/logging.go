@@ -93,24 +93,44 @@ func (c scrubCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
 	return c.Core.Write(e, scrubFields(fs))
 }
 
+// scrubFields returns fs with its string-like fields scrubbed; fs itself when none changes
+// (the call log line's fields, every call), so a clean entry costs no copy.
 func scrubFields(fs []zapcore.Field) []zapcore.Field {
-	out := make([]zapcore.Field, len(fs))
+	var out []zapcore.Field
 	for i, f := range fs {
-		switch f.Type {
-		case zapcore.StringType:
-			f.String = scrub.String(f.String)
-		case zapcore.ErrorType:
-			if err, ok := f.Interface.(error); ok && err != nil {
-				f = zap.String(f.Key, scrub.String(err.Error()))
-			}
-		case zapcore.StringerType:
-			if s, ok := f.Interface.(fmt.Stringer); ok && s != nil {
-				f = zap.String(f.Key, scrub.String(s.String()))
-			}
+		g, changed := scrubField(f)
+		if changed && out == nil {
+			out = make([]zapcore.Field, len(fs))
+			copy(out, fs)
 		}
-		out[i] = f
+		if out != nil {
+			out[i] = g
+		}
+	}
+	if out == nil {
+		return fs
 	}
 	return out
+}
+
+// scrubField scrubs one field; changed says it is no longer f.
+func scrubField(f zapcore.Field) (zapcore.Field, bool) {
+	switch f.Type {
+	case zapcore.StringType:
+		if s := scrub.String(f.String); s != f.String {
+			f.String = s
+			return f, true
+		}
+	case zapcore.ErrorType:
+		if err, ok := f.Interface.(error); ok && err != nil {
+			return zap.String(f.Key, scrub.String(err.Error())), true
+		}
+	case zapcore.StringerType:
+		if s, ok := f.Interface.(fmt.Stringer); ok && s != nil {
+			return zap.String(f.Key, scrub.String(s.String())), true
+		}
+	}
+	return f, false
 }
 
 // slogBridge hands the go-sdk's slog records to zap, at warn and above only: the SDK logs

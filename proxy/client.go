@@ -95,6 +95,9 @@ type Client struct {
 
 	writeOnce sync.Once
 	writeHTTP *http.Client // see writeClient
+
+	lean *leanTarget // nil: reads go through net/http too
+	pool *leanPool   // the reads' connections (client_lean.go)
 }
 
 var errRequestTimeout = errors.New("request timeout")
@@ -120,7 +123,7 @@ func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
 		// "outcome unknown" for a write.
 		// A connection dropped here is replaced by the warm spare (warmDialer), so a call
 		// after a pause does not pay a connect.
-		IdleConnTimeout:       4 * time.Second,
+		IdleConnTimeout:       idleConnTimeout,
 		ResponseHeaderTimeout: 0, // bounded by the request context instead
 		DisableCompression:    true,
 	}
@@ -144,6 +147,9 @@ func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
 		c.warm = newWarmDialer(c.dial, o.WarmRefresh, o.WarmFor)
 		t.DialContext = c.warm.DialContext
 		t.MaxConnsPerHost = o.MaxConns - 1 // the spare is the last one
+	}
+	if c.lean = newLeanTarget(base); c.lean != nil {
+		c.pool = newLeanPool(t.DialContext, c.lean.addr, t.MaxConnsPerHost)
 	}
 	return c
 }
@@ -178,7 +184,16 @@ func (c *Client) Close() {
 	if c.warm != nil {
 		c.warm.close()
 	}
+	c.closeIdle(true)
+}
+
+// closeIdle drops the idle connections of both paths; forGood also closes the reads' in-use
+// connections as they come back.
+func (c *Client) closeIdle(forGood bool) {
 	c.transport.CloseIdleConnections()
+	if c.pool != nil {
+		c.pool.closeIdle(forGood)
+	}
 }
 
 func (c *Client) note(ctx context.Context) {
@@ -196,13 +211,16 @@ func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
 	c.note(ctx)
 	defer func() {
 		if c.closed.Load() {
-			c.transport.CloseIdleConnections()
+			c.closeIdle(true)
 		} else if c.warm != nil && !r.Write {
 			c.warm.used()
 		}
 	}()
 	if err := ctx.Err(); err != nil {
 		return nil, cancelledError(c.base)
+	}
+	if c.lean != nil && !r.Write && (r.Method == "" || r.Method == http.MethodGet) && r.Body == nil {
+		return c.callLean(ctx, r)
 	}
 
 	rctx, cancel := context.WithTimeoutCause(ctx, c.opts.RequestTimeout, errRequestTimeout)
@@ -258,7 +276,30 @@ func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
 	if n > limit {
 		return nil, NewError(CodeUpstreamError, MsgTooLarge(limit), nil)
 	}
-	v, terr := decodeSuccess(body, resp.Header.Get("Content-Type"))
+	return c.decodeAnswer(body, resp.Header.Get("Content-Type"), r)
+}
+
+// callLean is Call for a read on the lean path: the same answers, errors and bounds.
+func (c *Client) callLean(ctx context.Context, r *Request) (any, error) {
+	ans, err := c.leanGet(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if ans.status >= 300 || ans.status < 200 {
+		return nil, MapStatus(ans.status, ans.header, ans.body, r.ExpectedRuntimeID, c.base)
+	}
+	if ans.n > releaseAbove {
+		defer releaseMemorySoon()
+	}
+	if limit := c.opts.MaxResponseBytes; ans.n > limit {
+		return nil, NewError(CodeUpstreamError, MsgTooLarge(limit), nil)
+	}
+	return c.decodeAnswer(ans.body, ans.contentType, r)
+}
+
+// decodeAnswer decodes a success body and checks the identity an expected call asks for.
+func (c *Client) decodeAnswer(body []byte, contentType string, r *Request) (any, error) {
+	v, terr := decodeSuccess(body, contentType)
 	if terr != nil {
 		return nil, terr
 	}

@@ -30,8 +30,8 @@ func TestACallAfterTheIdleConnectionWasDroppedUsesTheSpare(t *testing.T) {
 	if _, err := c.Call(ctx, &Request{Path: "/api/health"}); err != nil {
 		t.Fatal(err)
 	}
-	c.warm.renew()                     // what the timer does DefaultWarmRefresh after a call
-	c.transport.CloseIdleConnections() // what the pool does once the connection idled 4 s
+	c.warm.renew()     // what the timer does DefaultWarmRefresh after a call
+	c.closeIdle(false) // what the pool does once the connection idled 4 s
 	if !c.warm.hasSpare() {
 		t.Fatal("no spare after renewing")
 	}
@@ -56,7 +56,7 @@ func TestASpareTheBackendClosedIsNotUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.warm.renew()
-	c.transport.CloseIdleConnections()
+	c.closeIdle(false)
 	coreEventually(t, func() bool { return f.conns.Load() == 2 }) // the server accepted the spare
 	f.srv.CloseClientConnections()                                // the backend restarted: the spare's peer is gone
 	coreEventually(t, func() bool { return f.closed.Load() == f.conns.Load() })
@@ -98,7 +98,7 @@ func TestTheSpareIsRenewedWhileCallsComeAndDroppedAfter(t *testing.T) {
 	coreEventually(t, c.warm.hasSpare)
 	// No call for WarmFor: the spare goes, and with the pool's connection dropped too the
 	// backend holds nothing of ours.
-	c.transport.CloseIdleConnections()
+	c.closeIdle(false)
 	coreEventually(t, func() bool {
 		c.warm.mu.Lock()
 		stopped := c.warm.timer == nil

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The fast path: once a session's first tools/call has gone through the SDK (so the SDK has
@@ -96,12 +97,7 @@ func (c *wireConn) serveFast(ctx context.Context, cancel context.CancelFunc, d *
 	defer cancel()
 	fastServed.Add(1)
 	res := d.fastCall(ctx, t, args)
-	out, err := json.Marshal(res)
-	if err == nil {
-		if with, ok := withIsErrorFalse(out); ok {
-			out = with
-		}
-	}
+	out, err := encodeToolResult(res)
 	c.mu.Lock()
 	f := c.inflight[id]
 	delete(c.inflight, id)
@@ -116,6 +112,48 @@ func (c *wireConn) serveFast(ctx context.Context, cancel context.CancelFunc, d *
 		resp = &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}}
 	}
 	_ = c.Connection.Write(context.Background(), resp)
+}
+
+// encodeToolResult is json.Marshal of res with "isError" always present (withIsErrorFalse),
+// written directly for the one shape toolResult builds (a single text item and IsError):
+// the SDK's MarshalJSON methods marshal the result twice through reflection and then
+// re-scan and copy their output, a visible part of a call's CPU. Any other shape takes the
+// general route.
+func encodeToolResult(res *mcp.CallToolResult) (json.RawMessage, error) {
+	if tc, ok := plainText(res); ok {
+		// json.Marshal of a string escapes exactly as the SDK's encoding of the text field
+		// does (HTML characters, invalid UTF-8, U+2028/U+2029).
+		text, err := json.Marshal(tc.Text)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]byte, 0, len(text)+len(`{"content":[{"type":"text","text":}],"isError":false}`))
+		out = append(out, `{"content":[{"type":"text","text":`...)
+		out = append(out, text...)
+		out = append(out, `}],"isError":`...)
+		out = strconv.AppendBool(out, res.IsError)
+		return append(out, '}'), nil
+	}
+	out, err := json.Marshal(res)
+	if err == nil {
+		if with, ok := withIsErrorFalse(out); ok {
+			out = with
+		}
+	}
+	return out, err
+}
+
+// plainText reports whether res is a single text item with nothing else set.
+func plainText(res *mcp.CallToolResult) (*mcp.TextContent, bool) {
+	if res == nil || res.Meta != nil || len(res.Content) != 1 || res.StructuredContent != nil ||
+		res.InputRequests != nil || res.RequestState != "" {
+		return nil, false
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok || tc == nil || tc.Meta != nil || tc.Annotations != nil {
+		return nil, false
+	}
+	return tc, true
 }
 
 // cancelFast cancels the fast-path calls in flight: the client can no longer read their

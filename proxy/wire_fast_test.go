@@ -185,3 +185,35 @@ func TestFastPathCallsInFlightAreAnsweredBeforeClose(t *testing.T) {
 	}
 	<-closed // its error, if any, is the pipe's; the answer came first
 }
+
+// encodeToolResult writes the same bytes as json.Marshal plus withIsErrorFalse, for every
+// kind of text a payload can hold.
+func TestEncodeToolResultMatchesMarshal(t *testing.T) {
+	texts := []string{"", `{"a":1}`, `<b>&amp;</b>`, "line\nbreak\ttab", "quote \" back \\ slash",
+		"\u2028\u2029", "é ünïcode 日本", "bad \xff utf8", "\x00\x1f control", `{"isError":true}`}
+	for _, text := range texts {
+		for _, isError := range []bool{false, true} {
+			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
+			want, err := json.Marshal(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if with, ok := withIsErrorFalse(want); ok {
+				want = with
+			}
+			got, err := encodeToolResult(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("text %q isError %v:\n got %s\nwant %s", text, isError, got, want)
+			}
+		}
+	}
+	// Another shape takes the general route, and still says isError.
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"k": 1}}
+	got, err := encodeToolResult(res)
+	if err != nil || !strings.Contains(string(got), `"structuredContent":{"k":1}`) || !strings.HasSuffix(string(got), `"isError":false}`) {
+		t.Fatalf("general route: %s, %v", got, err)
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !race || !linux
+
+package sockio
+
+func released(uintptr) {}
+func acquired(uintptr) {}

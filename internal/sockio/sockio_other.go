@@ -1,0 +1,11 @@
+//go:build !linux && !darwin
+
+package sockio
+
+import "syscall"
+
+// Elsewhere New declines and callers use the net.Conn itself.
+const supported = false
+
+func rawRead(uintptr, []byte) (int, syscall.Errno)  { return 0, syscall.ENOSYS }
+func rawWrite(uintptr, []byte) (int, syscall.Errno) { return 0, syscall.ENOSYS }
