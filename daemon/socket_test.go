@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -65,21 +67,64 @@ func TestCheckSocketNeedsOurLock(t *testing.T) {
 	}
 }
 
-// The socket directory must be ours, private and real.
-func TestPrivateDir(t *testing.T) {
+// A socket directory the daemon makes is private (0700, parents too).
+func TestPrivateDirMakesMissingDirectoriesPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	if err := privateDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Fatalf("%s: mode %v (%v), want 0700", d, fi.Mode().Perm(), err)
+		}
+	}
+}
+
+// A directory that was already there is checked and never changed: --socket ~/x.sock, /tmp/x.sock
+// or /x once made the daemon chmod the home directory, /tmp or / to 0700, locking every
+// other user and program out of them.
+func TestPrivateDirNeverChangesAnExistingDirectory(t *testing.T) {
 	base := t.TempDir()
-	loose := filepath.Join(base, "loose")
-	if err := os.Mkdir(loose, 0o755); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name   string
+		mode   os.FileMode
+		refuse bool
+	}{
+		{"readable by others, like a home directory", 0o755, false},
+		{"group-writable", 0o770, true},
+		{"world-writable, like /tmp without its sticky bit", 0o777, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(base, fmt.Sprintf("%04o", tc.mode))
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(dir, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			err := privateDir(dir)
+			if tc.refuse != (err != nil) {
+				t.Fatalf("privateDir(%04o) = %v, want refused %v", tc.mode, err, tc.refuse)
+			}
+			if err != nil && !strings.Contains(err.Error(), "chmod 700 "+dir) {
+				t.Errorf("the refusal does not say how to fix it: %v", err)
+			}
+			if fi, _ := os.Stat(dir); fi.Mode().Perm() != tc.mode {
+				t.Fatalf("the directory's mode went %04o -> %04o", tc.mode, fi.Mode().Perm())
+			}
+		})
 	}
-	if err := privateDir(loose); err != nil {
+}
+
+// The socket directory must be real and ours.
+func TestPrivateDirRefusesSymlinksAndOtherUsers(t *testing.T) {
+	base := t.TempDir()
+	real := filepath.Join(base, "real")
+	if err := os.Mkdir(real, 0o700); err != nil {
 		t.Fatal(err)
-	}
-	if fi, _ := os.Stat(loose); fi.Mode().Perm() != 0o700 {
-		t.Fatalf("mode %v, want 0700", fi.Mode().Perm())
 	}
 	link := filepath.Join(base, "link")
-	if err := os.Symlink(loose, link); err != nil {
+	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
 	if err := privateDir(link); err == nil {

@@ -14,11 +14,17 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/resmongw/resmongw/paths"
 )
 
-// privateDir makes dir (and missing parents) and insists it is a real directory, not a
-// symlink, owned by us and closed to everyone else: the directory is what keeps other users
-// away from the socket (root aside), the socket mode and the peer check are further layers.
+// privateDir makes dir (and missing parents, 0700) and insists it is a real directory, not a
+// symlink, owned by us and writable by nobody else: otherwise another user could have put the
+// socket there or could replace ours (the socket's own mode and the peer check are further
+// layers). A directory that was already there is checked, never changed: the socket path may
+// be a flag or RESMONGW_SOCKET naming the home directory, /tmp or /, and tightening those
+// would lock other people and programs out of them. The rule is the shim's own
+// (endpoint.checkSocketDir), so a genuine daemon's socket always passes the shim's check.
 func privateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -34,10 +40,9 @@ func privateDir(dir string) error {
 	if !ok || int(st.Uid) != os.Getuid() {
 		return fmt.Errorf("%s is owned by another user; refusing to put the socket there", dir)
 	}
-	if fi.Mode().Perm() != 0o700 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("making %s private: %w", dir, err)
-		}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s is writable by other users (mode %04o), so another user could replace the socket; refusing to put it there and leaving the directory as it is (make it private with chmod 700 %s, or choose a socket path in a directory of its own with --socket or %s)",
+			dir, perm, dir, paths.SocketEnv)
 	}
 	return nil
 }
