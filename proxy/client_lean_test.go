@@ -264,20 +264,11 @@ func TestLeanReadsDoNotReuseAClosingConnection(t *testing.T) {
 // A pooled connection the backend closed after answering: the next read is sent again, once,
 // on a new connection, and succeeds.
 func TestLeanReadsRetryAStaleConnectionOnce(t *testing.T) {
-	rb := newRawBackend(t, func(_ int, _ string, c net.Conn) bool { writeOK(c, ""); return false })
-	c := rb.client(t, &ClientOptions{WarmFor: -1})
-	ctx := coreCtx(t)
-	v, err := c.Call(ctx, &Request{Path: "/api/health"})
-	wantOK(t, v, err)
-	select {
-	case <-rb.closed: // the backend closed the pooled connection
-	case <-ctx.Done():
-		t.Fatal(ctx.Err())
-	}
+	rb, c, ctx := staleAfterOneRead(t)
 	if c.pool.idleCount() != 1 {
 		t.Fatal("the connection was not pooled")
 	}
-	v, err = c.Call(ctx, &Request{Path: "/api/health"})
+	v, err := c.Call(ctx, &Request{Path: "/api/health"})
 	wantOK(t, v, err)
 	if n := rb.accepts.Load(); n != 2 {
 		t.Fatalf("%d connections; want the stale one and one new", n)
@@ -461,17 +452,25 @@ func TestLeanPathIsOffForOtherBases(t *testing.T) {
 // The stale connection's retry fails too (the backend is gone): the error is classified as
 // the retry's (a refused connection: not sent), not the stale connection's.
 func TestLeanReadsReportTheRetrysFailure(t *testing.T) {
+	rb, c, ctx := staleAfterOneRead(t)
+	_ = rb.ln.Close() // nothing listens any more
+	_, err := c.Call(ctx, &Request{Path: "/api/health"})
+	wantTransport(t, err, false, "ConnectError")
+}
+
+// staleAfterOneRead is a client whose one pooled connection the backend has closed after
+// answering a read: the next read meets a stale connection.
+func staleAfterOneRead(t *testing.T) (*rawBackend, *Client, context.Context) {
+	t.Helper()
 	rb := newRawBackend(t, func(_ int, _ string, c net.Conn) bool { writeOK(c, ""); return false })
 	c := rb.client(t, &ClientOptions{WarmFor: -1})
 	ctx := coreCtx(t)
 	v, err := c.Call(ctx, &Request{Path: "/api/health"})
 	wantOK(t, v, err)
 	select {
-	case <-rb.closed:
+	case <-rb.closed: // the backend closed the pooled connection
 	case <-ctx.Done():
 		t.Fatal(ctx.Err())
 	}
-	_ = rb.ln.Close() // nothing listens any more
-	_, err = c.Call(ctx, &Request{Path: "/api/health"})
-	wantTransport(t, err, false, "ConnectError")
+	return rb, c, ctx
 }

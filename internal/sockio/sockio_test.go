@@ -16,32 +16,17 @@ import (
 // at the peer's close, deadlines and a closed socket reported as net reports them.
 
 func tcpPair(t *testing.T) (client, server net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	got := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			t.Error(err)
-		}
-		got <- c
-	}()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server = <-got
-	t.Cleanup(func() { _ = client.Close(); _ = server.Close() })
-	return client, server
+	return connPair(t, "tcp", "127.0.0.1:0")
 }
 
 func unixPair(t *testing.T) (client, server net.Conn) {
+	return connPair(t, "unix", filepath.Join(t.TempDir(), "s"))
+}
+
+// connPair is both ends of one connection on a fresh listener at addr.
+func connPair(t *testing.T, network, addr string) (client, server net.Conn) {
 	t.Helper()
-	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +39,7 @@ func unixPair(t *testing.T) (client, server net.Conn) {
 		}
 		got <- c
 	}()
-	client, err = net.Dial("unix", ln.Addr().String())
+	client, err = net.Dial(network, ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
