@@ -198,12 +198,20 @@ func (p *leanPool) dialSlot(dctx context.Context) (*leanConn, error) {
 	return lc, nil
 }
 
+// nextWaiter takes the longest waiting request off the queue (nil when none); p.mu is held.
+func (p *leanPool) nextWaiter() chan *leanConn {
+	if len(p.wait) == 0 {
+		return nil
+	}
+	ch := p.wait[0]
+	p.wait = p.wait[1:]
+	return ch
+}
+
 // release gives up a slot (its connection closed or never dialed): a waiter may dial.
 func (p *leanPool) release() {
 	p.mu.Lock()
-	if len(p.wait) > 0 {
-		ch := p.wait[0]
-		p.wait = p.wait[1:]
+	if ch := p.nextWaiter(); ch != nil {
 		p.mu.Unlock()
 		ch <- nil
 		return
@@ -222,9 +230,7 @@ func (p *leanPool) put(lc *leanConn, reusable bool) {
 	}
 	lc.reused = true
 	p.mu.Lock()
-	if len(p.wait) > 0 {
-		ch := p.wait[0]
-		p.wait = p.wait[1:]
+	if ch := p.nextWaiter(); ch != nil {
 		p.mu.Unlock()
 		ch <- lc
 		return
