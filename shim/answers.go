@@ -77,3 +77,17 @@ func withID(line, id []byte) []byte {
 	}
 	return append(b, '\n')
 }
+
+// msgDuplicate is the refusal of a request that reused the id of one in flight, as the daemon
+// refuses it; the shim writes it for those the daemon that had them can no longer answer.
+const msgDuplicate = "This request reused the id of a request still in flight, so it was not run. Send it again under an id of its own."
+
+// dupAnswers is the refusals owed to the requests that reused c's id while it was in flight.
+func dupAnswers(c *call) [][]byte {
+	var out [][]byte
+	for range c.dups {
+		b := append([]byte(`{"jsonrpc":"2.0","id":`), c.id...)
+		out = append(out, append(b, `,"error":{"code":-32600,"message":"`+msgDuplicate+`"}}`+"\n"...))
+	}
+	return out
+}
