@@ -80,7 +80,7 @@ func withID(line, id []byte) []byte {
 
 // msgDuplicate is the refusal of a request that reused the id of one in flight, as the daemon
 // refuses it; the shim writes it for those the daemon that had them can no longer answer.
-const msgDuplicate = "This request reused the id of a request still in flight, so it was not run. Send it again under an id of its own."
+const msgDuplicate = "Invalid Request: this id is already used by a request in flight"
 
 // dupAnswers is the refusals owed to the requests that reused c's id while it was in flight.
 func dupAnswers(c *call) [][]byte {

@@ -229,13 +229,20 @@ func (r *relay) fromHarness(line []byte, m msgInfo, ok bool) {
 	switch {
 	case ok && m.method != "" && m.id != nil:
 		k := keyOf(m.id)
-		if first := r.pending[k]; first != nil {
+		owed := 0
+		if first := r.pending[k]; first != nil && !first.done {
 			// An id already in flight: the daemon refuses this one with an error of its own,
 			// and the first request keeps its entry, so a crash still answers it.
 			first.dups++
 			break
+		} else if first != nil {
+			// The call under this id was answered and only refusals are owed: this is a new
+			// call, which takes the entry and owes them too.
+			owed = first.dups
+			delete(r.pending, k)
 		}
 		c = r.newCall(line, m, k)
+		c.dups = owed
 		r.pending[c.key] = c
 		if m.method == "initialize" {
 			r.initLine, r.initKey, r.initDone = slices.Clone(line), c.key, false
