@@ -67,13 +67,20 @@ func scanWith(b []byte, toolName func([]byte) string) (m msgInfo, ok bool) {
 			return m, false
 		}
 		i = skipWS(b, i+1)
+		// Keys are matched as the daemon's decoder (encoding/json into a struct) matches
+		// them, case-insensitively, and a repeated one counts as its last occurrence.
+		k := foldKey(key)
+		if (k == "result" || k == "error") && m.id != nil {
+			// An answer whose id came first (the daemon's order): its result is not read.
+			m.response = true
+			m.refusal = m.refusal || k == "error" && bytes.HasPrefix(b[i:], []byte(`{"code":-32600,`))
+			return m, true
+		}
 		vEnd := skipValue(b, i)
 		if vEnd < 0 {
 			return m, false
 		}
-		// Keys are matched as the daemon's decoder (encoding/json into a struct) matches
-		// them, case-insensitively, and a repeated one counts as its last occurrence.
-		switch foldKey(key) {
+		switch k {
 		case "id":
 			if !bytes.Equal(b[i:vEnd], []byte("null")) {
 				m.id = b[i:vEnd]
@@ -82,10 +89,7 @@ func scanWith(b []byte, toolName func([]byte) string) (m msgInfo, ok bool) {
 			m.method = methodName(b[i:vEnd])
 		case "result", "error":
 			m.response = true
-			m.refusal = m.refusal || bytes.HasPrefix(b[i:vEnd], []byte(`{"code":-32600,`))
-			if m.id != nil {
-				return m, true
-			}
+			m.refusal = m.refusal || k == "error" && bytes.HasPrefix(b[i:vEnd], []byte(`{"code":-32600,`))
 		case "params":
 			if m.method == "tools/call" || m.method == "" {
 				m.tool = nameOf(b[i:vEnd], toolName)
