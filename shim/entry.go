@@ -28,6 +28,9 @@ const (
 	relistenWait = 5 * time.Second
 )
 
+// oneProcEnv marks the environment OneProc made (its GOMAXPROCS=1 is ours, not the user's).
+const oneProcEnv = "RESMONGW_STDIO_ONE_P"
+
 // hungDaemonWait bounds how long answers may still flow after the harness closed stdin. The
 // daemon itself bounds that drain (from its request timeout) and then closes, which is what
 // normally ends us; this is only the safety net against a daemon that never does. A var so a
@@ -38,9 +41,16 @@ var hungDaemonWait = 10 * time.Minute
 func Main(args []string) int {
 	// One harness's lines, one at a time: a second P only adds threads and their stacks (and
 	// hand-offs between them) to a process that runs once per session.
+	if os.Getenv(oneProcEnv) == "1" {
+		// OneProc's exec: the runtime took the one P; nothing we start inherits it.
+		os.Unsetenv(oneProcEnv)
+		os.Unsetenv("GOMAXPROCS")
+	}
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
+	// No allocation profile is ever read from a shim; a sample costs a bucket kept for life.
+	runtime.MemProfileRate = 0
 	fs, socketFlag := flags()
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(args); err != nil {
@@ -70,7 +80,7 @@ func Main(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, os.Stdout).run(conn, polledStdin())
+	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, polledStdout()).run(conn, polledStdin())
 }
 
 // FlagSet is stdio's flag set, for the CLI's help and parsing.

@@ -2,6 +2,7 @@ package shim
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
@@ -28,12 +30,20 @@ var reconnectWait = 90 * time.Second
 const ReconnectWaitEnv = "RESMONGW_RECONNECT_WAIT"
 
 // readBuffer is each direction's read buffer, and maxKeep the largest line buffer a reader
-// keeps between lines: a line past the buffer is assembled, and a huge one is not kept. The
-// shim runs once per harness session, so its memory counts per session.
+// keeps between lines: a line past the buffer is assembled in a buffer of its own that grows
+// only as lines need it, and a huge one is not kept. The shim runs once per harness session,
+// so its memory counts per session: a request or a small answer fits the read buffer.
 const (
-	readBuffer = 16 << 10
+	readBuffer = 4 << 10
 	maxKeep    = 64 << 10
 )
+
+// maxFree is how many answered calls a relay keeps for reuse: as many as a harness usually
+// has in flight, so that a call in steady state allocates nothing (no heap to collect).
+const maxFree = 8
+
+// maxToolNames bounds the tool names a relay keeps one string of.
+const maxToolNames = 64
 
 // initializedLine is the notification replayed after initialize on a new daemon.
 var initializedLine = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
@@ -62,31 +72,40 @@ type relay struct {
 
 	mu          sync.Mutex
 	conn        *net.UnixConn
-	epoch       int              // which connection conn is (1, 2, …)
-	pending     map[string]*call // requests the harness waits on, by idKey
-	notes       []*call          // notifications that could not be written yet
-	seq         uint64           // arrival order of harness lines
-	initLine    []byte           // the harness's initialize request, as it sent it
-	initKey     string
+	epoch       int             // which connection conn is (1, 2, …)
+	pending     map[idKey]*call // requests the harness waits on
+	free        []*call         // answered calls, for reuse (at most maxFree)
+	notes       []*call         // notifications that could not be written yet
+	seq         uint64          // arrival order of harness lines
+	initLine    []byte          // the harness's initialize request, as it sent it
+	initKey     idKey
 	initDone    bool // the harness got its initialize answer: a new daemon needs the replay
 	initialized bool // the harness sent notifications/initialized
-	replayKey   string
+	replayKey   idKey
 	readTools   map[string]bool // from the daemon's reply: tools/call that may be retried
 	session     int             // the session protocol agreed with the current daemon
 	stdinClosed bool
 	ending      bool // the session ends here: harness lines are no longer taken (holdStdin)
+
+	// toolNames holds one string per tool name the harness called (stdin's goroutine only).
+	toolNames map[string]string
 }
 
 // call is one request the harness sent and has not had answered.
 type call struct {
 	seq     uint64
-	key     string
-	id      []byte // as the harness wrote it, for our own answers
+	key     idKey
+	id      []byte // as the harness wrote it (within line), for our own answers
 	method  string
 	tool    string
 	line    []byte
 	epoch   int // the connection it was last written to; 0: not written since the last one ended
 	retried bool
+	// dups counts requests the harness sent under this id while it was in flight: the daemon
+	// refuses each (-32600), and none may take this call's entry, so a crash still answers
+	// it. done: the call itself is answered, and the entry waits only for those refusals.
+	dups int
+	done bool
 }
 
 // event is the end of one connection's reading: an error (EOF, a reset) or a goodbye.
@@ -98,7 +117,7 @@ type event struct {
 
 func newRelay(dialer func() (*net.UnixConn, error), stdout io.Writer) *relay {
 	return &relay{dialer: dialer, stdout: stdout, ppid: os.Getppid(), events: make(chan event, 4),
-		pending: map[string]*call{}, wait: reconnectWait}
+		pending: map[idKey]*call{}, wait: reconnectWait, toolNames: map[string]string{}}
 }
 
 // retrySafe reports whether c may be sent once more after a daemon went away under it: every
@@ -106,6 +125,65 @@ func newRelay(dialer func() (*net.UnixConn, error), stdout io.Writer) *relay {
 // read. Under r.mu.
 func (r *relay) retrySafe(c *call) bool {
 	return c.method != "tools/call" || r.readTools[c.tool]
+}
+
+// toolName is a tool's name from its JSON string, one string per distinct name.
+func (r *relay) toolName(v []byte) string {
+	if s, ok := r.toolNames[string(v)]; ok {
+		return s
+	}
+	s := stringValue(v)
+	if len(r.toolNames) < maxToolNames {
+		r.toolNames[string(v)] = s
+	}
+	return s
+}
+
+// newCall is a call for a request line, reusing an answered one's memory. Under r.mu.
+func (r *relay) newCall(line []byte, m msgInfo, k idKey) *call {
+	var c *call
+	if n := len(r.free); n > 0 {
+		c, r.free = r.free[n-1], r.free[:n-1]
+		*c = call{line: c.line[:0]}
+	} else {
+		c = &call{}
+	}
+	c.line = append(c.line, line...)
+	off := cap(line) - cap(m.id) // m.id lies within line
+	c.seq, c.key, c.id, c.method, c.tool = r.seq, k, c.line[off:off+len(m.id)], m.method, m.tool
+	return c
+}
+
+// answered settles the call the daemon answered under id (raw): out of pending, or, while
+// requests that reused its id are owed their refusals (refusal: this answer is one), kept for
+// them. Under r.mu.
+func (r *relay) answered(raw []byte, refusal bool) {
+	var c *call
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		// A plain string id (the daemon's own encoding of it): looked up without a copy.
+		c = r.pending[idKey{kind: 's', s: string(raw[1 : len(raw)-1])}]
+	} else {
+		c = r.pending[keyOf(raw)]
+	}
+	if c == nil {
+		return
+	}
+	switch {
+	case c.dups > 0 && refusal:
+		c.dups--
+		if c.dups > 0 || !c.done {
+			return
+		}
+	case c.dups > 0:
+		c.done = true
+		r.initDone = r.initDone || c.key == r.initKey
+		return
+	}
+	delete(r.pending, c.key)
+	r.initDone = r.initDone || c.key == r.initKey
+	if len(r.free) < maxFree && cap(c.line) <= maxKeep {
+		r.free = append(r.free, c)
+	}
 }
 
 // readLine reads one line, "\n" included, into *buf (reused). A last line without one is
@@ -150,17 +228,30 @@ func (r *relay) fromHarness(line []byte, m msgInfo, ok bool) {
 	var c *call
 	switch {
 	case ok && m.method != "" && m.id != nil:
-		c = &call{seq: r.seq, key: idKey(m.id), id: slices.Clone(m.id), method: m.method, tool: m.tool,
-			line: slices.Clone(line)}
+		k := keyOf(m.id)
+		owed := 0
+		if first := r.pending[k]; first != nil && !first.done {
+			// An id already in flight: the daemon refuses this one with an error of its own,
+			// and the first request keeps its entry, so a crash still answers it.
+			first.dups++
+			break
+		} else if first != nil {
+			// The call under this id was answered and only refusals are owed: this is a new
+			// call, which takes the entry and owes them too.
+			owed = first.dups
+			delete(r.pending, k)
+		}
+		c = r.newCall(line, m, k)
+		c.dups = owed
 		r.pending[c.key] = c
 		if m.method == "initialize" {
-			r.initLine, r.initKey, r.initDone = c.line, c.key, false
+			r.initLine, r.initKey, r.initDone = slices.Clone(line), c.key, false
 		}
 	case ok && m.method == "notifications/initialized":
 		r.initialized = true
 	case ok && m.method == "notifications/cancelled":
 		// The daemon will not answer a cancelled request: nothing is owed any more.
-		if k := cancelledKey(line); k != "" {
+		if k := cancelledKey(line); k.kind != 0 {
 			delete(r.pending, k)
 		}
 	}
@@ -171,7 +262,7 @@ func (r *relay) fromHarness(line []byte, m msgInfo, ok bool) {
 	switch {
 	case err == nil && c != nil:
 		c.epoch = epoch
-	case err != nil && c == nil && !(ok && m.response):
+	case err != nil && c == nil && !(ok && (m.response || m.id != nil && m.method != "")):
 		// A notification (or a line the daemon will refuse) for the next daemon; a response
 		// to the old daemon's request means nothing to a new one.
 		r.notes = append(r.notes, &call{seq: r.seq, line: slices.Clone(line)})
@@ -192,7 +283,7 @@ func (r *relay) stdinLoop(stdin io.Reader, done chan<- struct{}) {
 			if line[len(line)-1] != '\n' {
 				line = append(line, '\n')
 			}
-			m, ok := scanMessage(line)
+			m, ok := scanWith(line, r.toolName)
 			r.fromHarness(line, m, ok)
 		}
 		if err != nil {
@@ -221,21 +312,18 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 			return
 		}
 		if g, ok := endpoint.ParseGoodbye(line); ok {
-			r.events <- event{epoch: epoch, goodbye: &g}
+			gb := g // a copy made here: g itself would move to the heap for every line
+			r.events <- event{epoch: epoch, goodbye: &gb}
 			return
 		}
 		if m, ok := scanMessage(line); ok && m.response && m.id != nil {
-			key := idKey(m.id)
 			r.mu.Lock()
-			if key == r.replayKey {
-				r.replayKey = ""
+			if r.replayKey.kind != 0 && keyOf(m.id) == r.replayKey {
+				r.replayKey = idKey{}
 				r.mu.Unlock()
 				continue // the replayed initialize: ours
 			}
-			delete(r.pending, key)
-			if key == r.initKey {
-				r.initDone = true
-			}
+			r.answered(m.id, m.refusal)
 			r.mu.Unlock()
 		}
 		if err := r.toHarness(line); err != nil {
@@ -349,18 +437,18 @@ func (r *relay) holdStdin() {
 }
 
 // started reports whether the daemon that ended with gb (nil: it died) may have started c.
-func started(c *call, gb *endpoint.Goodbye, abandoned map[string]bool) bool {
+func started(c *call, gb *endpoint.Goodbye, abandoned map[idKey]bool) bool {
 	if c.epoch == 0 {
 		return false
 	}
 	return gb == nil || abandoned[c.key]
 }
 
-func abandonedKeys(gb *endpoint.Goodbye) map[string]bool {
-	m := map[string]bool{}
+func abandonedKeys(gb *endpoint.Goodbye) map[idKey]bool {
+	m := map[idKey]bool{}
 	if gb != nil {
 		for _, id := range gb.Abandoned {
-			m[idKey(id)] = true
+			m[keyOf(id)] = true
 		}
 	}
 	return m
@@ -379,7 +467,10 @@ func (r *relay) answerAll(gb *endpoint.Goodbye, stopped bool) {
 				why = whyReadLost
 			}
 		}
-		out = append(out, errorAnswer(c, why, stopped))
+		if !c.done {
+			out = append(out, errorAnswer(c, why, stopped))
+		}
+		out = append(out, dupAnswers(c)...)
 		delete(r.pending, c.key)
 	}
 	r.mu.Unlock()
@@ -415,7 +506,13 @@ func (r *relay) reconnect(gb *endpoint.Goodbye) error {
 	r.mu.Lock()
 	var answers [][]byte
 	for _, c := range r.sorted() {
+		// Requests that reused the id of one in flight were refused by the old daemon, or
+		// would have been: the new daemon never sees them, so their refusals are ours.
+		answers = append(answers, dupAnswers(c)...)
+		c.dups = 0
 		switch {
+		case c.done:
+			delete(r.pending, c.key)
 		case !started(c, gb, abandoned):
 			c.epoch = 0
 		case r.retrySafe(c) && !c.retried:
@@ -451,7 +548,7 @@ func (r *relay) reconnect(gb *endpoint.Goodbye) error {
 	if r.initLine != nil && r.initDone {
 		rid := replayID(epoch)
 		if l := withID(r.initLine, rid); l != nil {
-			r.replayKey = idKey(rid)
+			r.replayKey = keyOf(rid)
 			lines = append(lines, out{line: l})
 			if r.initialized {
 				lines = append(lines, out{line: initializedLine})
@@ -462,7 +559,7 @@ func (r *relay) reconnect(gb *endpoint.Goodbye) error {
 	r.notes = nil
 	slices.SortFunc(queued, func(a, b *call) int { return cmp.Compare(a.seq, b.seq) })
 	for _, c := range queued {
-		if c.key == "" || c.epoch == 0 {
+		if c.key.kind == 0 || c.epoch == 0 {
 			lines = append(lines, out{line: c.line, c: c})
 		}
 	}
@@ -473,7 +570,7 @@ func (r *relay) reconnect(gb *endpoint.Goodbye) error {
 		if _, err := conn.Write(l.line); err != nil {
 			break // this daemon is gone too: its reader reports it, and the rest stay unwritten
 		}
-		if l.c != nil && l.c.key != "" {
+		if l.c != nil && l.c.key.kind != 0 {
 			r.mu.Lock()
 			l.c.epoch = epoch
 			r.mu.Unlock()
@@ -519,14 +616,14 @@ func (r *relay) redial() (*net.UnixConn, *bufio.Reader, endpoint.Reply, error) {
 
 // cancelledKey is the idKey of the request a notifications/cancelled line names (a rare
 // line: decoded in full).
-func cancelledKey(line []byte) string {
+func cancelledKey(line []byte) idKey {
 	var n struct {
 		Params struct {
 			RequestID json.RawMessage `json:"requestId"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(line, &n) != nil || len(n.Params.RequestID) == 0 {
-		return ""
+		return idKey{}
 	}
-	return idKey(n.Params.RequestID)
+	return keyOf(n.Params.RequestID)
 }

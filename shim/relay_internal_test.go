@@ -39,9 +39,11 @@ func TestScanMessage(t *testing.T) {
 			t.Errorf("%s: got id %q method %q response %v tool %q ok %v", c.line, m.id, m.method, m.response, m.tool, ok)
 		}
 	}
-	for raw, key := range map[string]string{`1`: "n1", `1.0`: "n1", `1e2`: "n100", `"a"`: "sa", `"\u0061"`: "sa", `"a<b"`: "sa<b", `"a\u003cb"`: "sa<b"} {
-		if got := idKey([]byte(raw)); got != key {
-			t.Errorf("idKey(%s) = %q, want %q", raw, got, key)
+	for raw, key := range map[string]idKey{`1`: {kind: 'n', n: 1}, `1.0`: {kind: 'n', n: 1}, `1e2`: {kind: 'n', n: 100},
+		`-7`: {kind: 'n', n: -7}, `12345678901234567890`: {kind: 'r', s: "12345678901234567890"},
+		`"a"`: {kind: 's', s: "a"}, `"\u0061"`: {kind: 's', s: "a"}, `"a<b"`: {kind: 's', s: "a<b"}, `"a\u003cb"`: {kind: 's', s: "a<b"}} {
+		if got := keyOf([]byte(raw)); got != key {
+			t.Errorf("keyOf(%s) = %+v, want %+v", raw, got, key)
 		}
 	}
 }
@@ -378,5 +380,62 @@ func TestEndingSessionTakesNoRequest(t *testing.T) {
 	}
 	if b, _ := io.ReadAll(d.br); len(b) != 0 {
 		t.Errorf("the daemon received %q after the session ended", b)
+	}
+}
+
+// A request that reuses the id of one in flight is the daemon's to refuse (-32600); the first
+// keeps its place, so a crash still answers it, and a refusal the daemon could not write is
+// the shim's, with the first request alone retried.
+func TestRelayDuplicateIDKeepsTheFirstRequest(t *testing.T) {
+	s := newScripted(t)
+	h, d1 := startRelay(t, s)
+	openSession(t, h, d1)
+	h.send(t, writeReq)
+	h.send(t, strings.Replace(writeReq, "run_sweep", "health", 1)) // id 3 again
+	d1.line(t)
+	d1.line(t)
+	d1.write(t, `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"request ID 3 already in use"}}`+"\n")
+	if got := h.next(t); !strings.Contains(got, "already in use") {
+		t.Fatalf("the daemon's refusal: %q", got)
+	}
+	d1.c.Close() // the crash, with the first id 3 in flight
+	if got := h.next(t); !strings.Contains(got, `"id":3,`) || !strings.Contains(got, "whether it took effect is unknown") {
+		t.Fatalf("the write in flight, after its id was reused: %q", got)
+	}
+
+	d2 := s.next(endpoint.SessionProtocol)
+	replay := d2.line(t)
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(replay), &m) != nil {
+		t.Fatalf("replay %q", replay)
+	}
+	d2.write(t, `{"jsonrpc":"2.0","id":`+string(m["id"])+`,"result":{}}`+"\n")
+	if got := d2.line(t); got != initNote {
+		t.Fatalf("new daemon got %q", got)
+	}
+	// Now the daemon dies before refusing the second of two reads under id 2.
+	h.send(t, readReq)
+	h.send(t, readReq)
+	d2.line(t)
+	d2.line(t)
+	d2.c.Close()
+	if got := h.next(t); !strings.Contains(got, `"id":2,"error":{"code":-32600`) {
+		t.Fatalf("the refusal the daemon never wrote: %q", got)
+	}
+	d3 := s.next(endpoint.SessionProtocol)
+	d3.line(t) // the replay
+	d3.line(t) // initialized
+	if got := d3.line(t); got != readReq {
+		t.Fatalf("the first read, retried once: %q", got)
+	}
+	d3.write(t, `{"jsonrpc":"2.0","id":2,"result":{"again":true}}`+"\n")
+	if got := h.next(t); !strings.Contains(got, `"id":2,"result":{"again":true}`) {
+		t.Fatalf("the retried read's answer: %q", got)
+	}
+	// Nothing more is owed: the harness hangs up and the shim ends normally.
+	h.in.Close()
+	d3.c.Close()
+	if code := <-h.code; code != 0 {
+		t.Fatalf("exit %d", code)
 	}
 }

@@ -15,13 +15,21 @@ type msgInfo struct {
 	id       []byte
 	method   string
 	response bool
-	tool     string
+	// refusal: the answer is an Invalid Request error, as the daemon refuses a request whose
+	// id is already in flight.
+	refusal bool
+	tool    string
 }
 
 // scanMessage reads the top level of a JSON object line. It stops at "result" or "error"
 // once it has the id, so an answer of megabytes costs a few dozen bytes of scanning (the
 // daemon writes "id" before "result"). ok is false for anything that is not an object.
-func scanMessage(b []byte) (m msgInfo, ok bool) {
+func scanMessage(b []byte) (m msgInfo, ok bool) { return scanWith(b, stringValue) }
+
+// scanWith is scanMessage with the tool's name made by toolName from its JSON string (the
+// relay's stdin side passes one that hands out a single string per distinct name, so a call
+// costs no copy of it).
+func scanWith(b []byte, toolName func([]byte) string) (m msgInfo, ok bool) {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return m, false
@@ -59,27 +67,32 @@ func scanMessage(b []byte) (m msgInfo, ok bool) {
 			return m, false
 		}
 		i = skipWS(b, i+1)
+		// Keys are matched as the daemon's decoder (encoding/json into a struct) matches
+		// them, case-insensitively, and a repeated one counts as its last occurrence.
+		k := foldKey(key)
+		if (k == "result" || k == "error") && m.id != nil {
+			// An answer whose id came first (the daemon's order): its result is not read.
+			m.response = true
+			m.refusal = m.refusal || k == "error" && bytes.HasPrefix(b[i:], []byte(`{"code":-32600,`))
+			return m, true
+		}
 		vEnd := skipValue(b, i)
 		if vEnd < 0 {
 			return m, false
 		}
-		// Keys are matched as the daemon's decoder (encoding/json into a struct) matches
-		// them, case-insensitively, and a repeated one counts as its last occurrence.
-		switch foldKey(key) {
+		switch k {
 		case "id":
 			if !bytes.Equal(b[i:vEnd], []byte("null")) {
 				m.id = b[i:vEnd]
 			}
 		case "method":
-			m.method = stringValue(b[i:vEnd])
+			m.method = methodName(b[i:vEnd])
 		case "result", "error":
 			m.response = true
-			if m.id != nil {
-				return m, true
-			}
+			m.refusal = m.refusal || k == "error" && bytes.HasPrefix(b[i:vEnd], []byte(`{"code":-32600,`))
 		case "params":
 			if m.method == "tools/call" || m.method == "" {
-				m.tool = nameOf(b[i:vEnd])
+				m.tool = nameOf(b[i:vEnd], toolName)
 			}
 		}
 		i = vEnd
@@ -89,17 +102,21 @@ func scanMessage(b []byte) (m msgInfo, ok bool) {
 // nameOf is params.name of a params object: "" if none, or if which tool the daemon runs
 // could be read two ways (the name twice, or a case variant of the key). The tool the shim
 // judges retry-safe must be the tool the daemon runs; "" is never a read.
-func nameOf(params []byte) string {
+func nameOf(params []byte, toolName func([]byte) string) string {
 	i := skipWS(params, 0)
 	if i >= len(params) || params[i] != '{' {
 		return ""
 	}
 	i++
-	name, seen := "", false
+	var name []byte // the raw JSON string of the last "name"
+	seen := false
 	for {
 		i = skipWS(params, i)
 		if i >= len(params) || params[i] == '}' {
-			return name
+			if !seen {
+				return ""
+			}
+			return toolName(name)
 		}
 		if params[i] == ',' {
 			i++
@@ -109,7 +126,7 @@ func nameOf(params []byte) string {
 		if kEnd < 0 {
 			return ""
 		}
-		key := stringValue(params[i:kEnd])
+		rawKey := params[i:kEnd]
 		i = skipWS(params, kEnd)
 		if i >= len(params) || params[i] != ':' {
 			return ""
@@ -119,14 +136,24 @@ func nameOf(params []byte) string {
 		if vEnd < 0 {
 			return ""
 		}
+		// Only an escaped key is decoded (a copy); "name" has no other spelling of its length
+		// under Unicode folding, so a plain key folds to it only if it is 4 bytes long.
+		key := rawKey[1 : len(rawKey)-1]
+		isName, likeName := string(key) == "name", false
+		if bytes.IndexByte(key, '\\') >= 0 {
+			k := stringValue(rawKey)
+			isName, likeName = k == "name", k != "name" && strings.EqualFold(k, "name")
+		} else if !isName && len(key) == 4 {
+			likeName = strings.EqualFold(string(key), "name")
+		}
 		switch {
-		case key == "name":
-			v := stringValue(params[i:vEnd])
-			if seen && v != name {
+		case isName:
+			v := params[i:vEnd]
+			if seen && !bytes.Equal(v, name) && stringValue(v) != stringValue(name) {
 				return "" // two names: which one runs is the decoder's guess, so none is a read
 			}
 			name, seen = v, true
-		case strings.EqualFold(key, "name"):
+		case likeName:
 			return "" // "Name" is not the SDK's field, but a looser decoder's: ambiguous
 		}
 		i = vEnd
@@ -143,6 +170,36 @@ func foldKey(key []byte) string {
 		}
 	}
 	return ""
+}
+
+// methodName is a method's name from its JSON string: the methods a session sends all along
+// are constants, not a copy per line.
+func methodName(v []byte) string {
+	if len(v) >= 2 && v[0] == '"' {
+		switch string(v[1 : len(v)-1]) {
+		case "tools/call":
+			return "tools/call"
+		case "tools/list":
+			return "tools/list"
+		case "ping":
+			return "ping"
+		case "initialize":
+			return "initialize"
+		case "notifications/initialized":
+			return "notifications/initialized"
+		case "notifications/cancelled":
+			return "notifications/cancelled"
+		case "notifications/progress":
+			return "notifications/progress"
+		case "notifications/message":
+			return "notifications/message"
+		case "resources/list":
+			return "resources/list"
+		case "prompts/list":
+			return "prompts/list"
+		}
+	}
+	return stringValue(v)
 }
 
 // stringValue is a JSON string's value ("" for anything else).
@@ -224,19 +281,52 @@ func skipValue(b []byte, i int) int {
 }
 
 // idKey is an id as the daemon will echo it, for matching: the daemon re-encodes string ids
-// (escapes may change) and writes integral numbers as integers (1.0 comes back as 1).
-func idKey(raw []byte) string {
+// (escapes may change) and writes integral numbers as integers (1.0 comes back as 1). A
+// number is kept by value, so the common id (an integer) costs no string.
+type idKey struct {
+	kind byte // 0: no id; 'n' an integral number (n), 's' a string (s), 'r' anything else (s, raw)
+	n    int64
+	s    string
+}
+
+// keyOf is raw's idKey.
+func keyOf(raw []byte) idKey {
 	if len(raw) == 0 {
-		return ""
+		return idKey{}
 	}
 	if raw[0] == '"' {
-		return "s" + stringValue(raw)
+		return idKey{kind: 's', s: stringValue(raw)}
+	}
+	if n, ok := plainInt(raw); ok {
+		return idKey{kind: 'n', n: n}
 	}
 	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
-		return "n" + strconv.FormatInt(n, 10)
+		return idKey{kind: 'n', n: n}
 	}
 	if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
-		return "n" + strconv.FormatInt(int64(f), 10)
+		return idKey{kind: 'n', n: int64(f)}
 	}
-	return "r" + string(raw)
+	return idKey{kind: 'r', s: string(raw)}
+}
+
+// plainInt parses an integer of up to 18 digits, the shape every harness's ids have.
+func plainInt(raw []byte) (int64, bool) {
+	d := raw
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if raw[0] == '-' {
+		n = -n
+	}
+	return n, true
 }

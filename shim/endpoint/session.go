@@ -43,10 +43,19 @@ func GoodbyeLine(mode string, abandoned []json.RawMessage) []byte {
 	return Line(Goodbye{Resmongw: "goodbye", Mode: mode, Abandoned: abandoned})
 }
 
-// ParseGoodbye reports whether line is a goodbye, and which.
+// ParseGoodbye reports whether line is a goodbye, and which. Every line a daemon writes to a
+// shim passes here, and one that is not a goodbye costs no allocation (the decode, whose value
+// escapes, is only reached past the prefix).
 func ParseGoodbye(line []byte) (Goodbye, bool) {
+	if !bytes.HasPrefix(line, goodbyePrefix) {
+		return Goodbye{}, false
+	}
+	return decodeGoodbye(line)
+}
+
+func decodeGoodbye(line []byte) (Goodbye, bool) {
 	var g Goodbye
-	if !bytes.HasPrefix(line, goodbyePrefix) || json.Unmarshal(line, &g) != nil || g.Resmongw != "goodbye" {
+	if json.Unmarshal(line, &g) != nil || g.Resmongw != "goodbye" {
 		return Goodbye{}, false
 	}
 	return g, true
