@@ -80,7 +80,7 @@ func Main(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, polledStdout()).run(conn, polledStdin())
+	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, rawPipe(polledStdout())).run(conn, rawPipe(polledStdin()))
 }
 
 // FlagSet is stdio's flag set, for the CLI's help and parsing.
@@ -205,8 +205,9 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
-	r.conn, r.epoch = conn, 1
-	if err := sendPreamble(conn, r.ppid); err != nil {
+	dc := newDaemonConn(conn)
+	r.conn, r.epoch = dc, 1
+	if err := sendPreamble(dc, r.ppid); err != nil {
 		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 			return fail(closedEarly)
 		}
@@ -216,7 +217,7 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	// after the preamble.
 	stdinDone := make(chan struct{})
 	go r.stdinLoop(stdin, stdinDone)
-	br, reply, err := readReply(conn)
+	br, reply, err := readReply(dc)
 	switch {
 	case err != nil && reply.Error == shuttingDown && r.dialer != nil && r.wait > 0:
 		// We reached a daemon as it stopped: it read nothing, so everything goes to the next.

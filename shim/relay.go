@@ -71,7 +71,7 @@ type relay struct {
 	wmu sync.Mutex
 
 	mu          sync.Mutex
-	conn        *net.UnixConn
+	conn        *daemonConn
 	epoch       int             // which connection conn is (1, 2, …)
 	pending     map[idKey]*call // requests the harness waits on
 	free        []*call         // answered calls, for reuse (at most maxFree)
@@ -334,7 +334,7 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 }
 
 // sendPreamble opens a session on conn.
-func sendPreamble(conn *net.UnixConn, ppid int) error {
+func sendPreamble(conn *daemonConn, ppid int) error {
 	pre := endpoint.NewPreamble(endpoint.KindMCP, os.Getenv, parentArgv0(ppid))
 	pre.Session = endpoint.SessionProtocol
 	_, err := conn.Write(endpoint.Line(pre))
@@ -351,7 +351,7 @@ type helloError struct {
 func (e *helloError) Error() string { return e.msg }
 
 // readReply reads the daemon's reply to the preamble.
-func readReply(conn *net.UnixConn) (*bufio.Reader, endpoint.Reply, error) {
+func readReply(conn *daemonConn) (*bufio.Reader, endpoint.Reply, error) {
 	br := bufio.NewReaderSize(conn, readBuffer)
 	_ = conn.SetReadDeadline(time.Now().Add(replyWait))
 	reply, err := endpoint.ReadReply(br)
@@ -585,12 +585,13 @@ func (r *relay) reconnect(gb *endpoint.Goodbye) error {
 // redial connects to a daemon (starting one if need be) and opens the session, retrying
 // within reconnectWait while none takes it. A socket we refuse to trust, or a daemon that
 // refuses us for good, ends the attempt at once.
-func (r *relay) redial() (*net.UnixConn, *bufio.Reader, endpoint.Reply, error) {
+func (r *relay) redial() (*daemonConn, *bufio.Reader, endpoint.Reply, error) {
 	deadline := time.Now().Add(r.wait)
 	backoff := 20 * time.Millisecond
 	for {
-		conn, err := r.dialer()
+		uc, err := r.dialer()
 		if err == nil {
+			conn := newDaemonConn(uc)
 			if err = sendPreamble(conn, r.ppid); err == nil {
 				var br *bufio.Reader
 				var reply endpoint.Reply

@@ -369,7 +369,7 @@ func TestEndingSessionTakesNoRequest(t *testing.T) {
 	}
 	d := <-s.conns
 	r := newRelay(nil, io.Discard)
-	r.conn, r.epoch = conn, 1
+	r.conn, r.epoch = newDaemonConn(conn), 1
 	r.holdStdin()
 	r.answerAll(nil, false) // what daemonGone does next; then the shim exits
 	line := []byte(testkit.ToolCall("5", "health", "") + "\n")

@@ -3,6 +3,7 @@ package sockio
 import (
 	"io"
 	"net"
+	"os"
 	"syscall"
 )
 
@@ -19,8 +20,9 @@ import (
 // beside a Write, but not beside another Read, nor a Write beside another Write: each keeps
 // its state in the Conn, so the poller's callback is made once, not per call.
 type Conn struct {
-	nc net.Conn
-	rc syscall.RawConn
+	rc      syscall.RawConn
+	opError func(op string, err error) error // the error shape of what was wrapped
+	write1  func(fd uintptr, p []byte) (int, syscall.Errno)
 
 	readFn  func(fd uintptr) bool
 	rbuf    []byte
@@ -42,9 +44,45 @@ func New(c net.Conn) *Conn {
 	if err != nil {
 		return nil
 	}
-	sio := &Conn{nc: c, rc: rc}
-	sio.readFn, sio.writeFn = sio.read, sio.write
-	return sio
+	return wrapRaw(rc, rawWrite, func(op string, err error) error {
+		return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	})
+}
+
+// NewFile returns a Conn for f, a pipe the runtime's poller waits on (opened non-blocking),
+// or nil for anything else (then use f itself): a blocking descriptor read raw would hold the
+// thread, and with one P the whole process, until data came. Errors are *os.PathError, as f's.
+func NewFile(f *os.File) *Conn {
+	if !supported {
+		return nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	pollable := false
+	_ = rc.Control(func(fd uintptr) { pollable = isNonblockingPipe(fd) })
+	if !pollable {
+		return nil
+	}
+	return wrapRaw(rc, rawWriteFile, func(op string, err error) error {
+		return &os.PathError{Op: op, Path: f.Name(), Err: err}
+	})
+}
+
+func wrapRaw(rc syscall.RawConn, write1 func(uintptr, []byte) (int, syscall.Errno), shape func(string, error) error) *Conn {
+	c := &Conn{rc: rc, write1: write1}
+	c.opError = func(op string, err error) error {
+		if oe, ok := err.(*net.OpError); ok {
+			// The raw connection's own errors (closed, deadline) come as "raw-read"/"raw-write".
+			err = oe.Err
+		} else if pe, ok := err.(*os.PathError); ok {
+			err = pe.Err
+		}
+		return shape(op, err)
+	}
+	c.readFn, c.writeFn = c.read, c.write
+	return c
 }
 
 // Read reads into p like c.Read.
@@ -107,7 +145,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 func (c *Conn) write(fd uintptr) bool {
 	released(fd)
 	for c.wdone < len(c.wbuf) {
-		n, errno := rawWrite(fd, c.wbuf[c.wdone:])
+		n, errno := c.write1(fd, c.wbuf[c.wdone:])
 		switch errno {
 		case 0:
 			c.wdone += n
@@ -120,14 +158,6 @@ func (c *Conn) write(fd uintptr) bool {
 		}
 	}
 	return true
-}
-
-func (c *Conn) opError(op string, err error) error {
-	if oe, ok := err.(*net.OpError); ok {
-		// The raw connection's own errors (closed, deadline) come as "raw-read"/"raw-write".
-		err = oe.Err
-	}
-	return &net.OpError{Op: op, Net: c.nc.LocalAddr().Network(), Source: c.nc.LocalAddr(), Addr: c.nc.RemoteAddr(), Err: err}
 }
 
 // syscallError is os.SyscallError's shape (errors.Is reaches the errno through Unwrap).

@@ -9,3 +9,6 @@ const supported = false
 
 func rawRead(uintptr, []byte) (int, syscall.Errno)  { return 0, syscall.ENOSYS }
 func rawWrite(uintptr, []byte) (int, syscall.Errno) { return 0, syscall.ENOSYS }
+
+func rawWriteFile(uintptr, []byte) (int, syscall.Errno) { return 0, syscall.ENOSYS }
+func isNonblockingPipe(uintptr) bool                    { return false }
