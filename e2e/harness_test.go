@@ -30,6 +30,11 @@ func TestMain(m *testing.M) {
 		if err := goleak.Find(); err != nil {
 			return fmt.Errorf("goroutine leak: %w", err)
 		}
+		// And every child process: the tests run in parallel, so a test checks the children
+		// it knows (assertNoLeaks) and this catches one nobody tracked.
+		if kids := testkit.ChildPIDs(); len(kids) > 0 {
+			return fmt.Errorf("child processes left: %v", kids)
+		}
 		return nil
 	})
 }
@@ -45,6 +50,7 @@ type world struct {
 	sims     []*resmonsim.Sim
 	daemons  []int           // pids of daemons seen (started by us or autostarted)
 	children []*testkit.Proc // every process we started
+	shims    []*exec.Cmd     // every harness session's shim (the SDK's transport reaps it)
 	// serviceEnv, when set, replaces the explicit socket in Env: the user has the per-user
 	// service installed and uses the default socket (newServiceWorld).
 	serviceEnv  []string
@@ -190,16 +196,17 @@ type session struct {
 
 func (w *world) connect(ctx context.Context, extraEnv ...string) *session {
 	w.T.Helper()
-	s, err := w.tryConnect(ctx, extraEnv...)
-	if err != nil {
-		w.T.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
-	}
-	return s
+	return w.connectWith(ctx, bin, extraEnv...)
 }
 
-func (w *world) tryConnect(ctx context.Context, extraEnv ...string) (*session, error) {
-	cmd := exec.Command(bin, "stdio")
+// tryConnect launches the shim from exe under a go-sdk client; the session is closed when the
+// test ends.
+func (w *world) tryConnect(ctx context.Context, exe string, extraEnv ...string) (*session, error) {
+	cmd := exec.Command(exe, "stdio")
 	cmd.Env = w.Env(extraEnv...)
+	w.mu.Lock()
+	w.shims = append(w.shims, cmd)
+	w.mu.Unlock()
 	s := &session{w: w, cmd: cmd, stderr: w.output()}
 	cmd.Stderr = s.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
@@ -334,20 +341,24 @@ func (w *world) assertGuardRespected() {
 	}
 }
 
-// assertNoLeaks: every child we started was reaped and no daemon of this test lives on.
+// assertNoLeaks: every child we started and every session's shim was reaped, and no daemon
+// of this test lives on. (Other tests run beside this one, so the process-wide count of
+// children is TestMain's check.)
 func (w *world) assertNoLeaks() {
 	for _, c := range w.children {
 		if c.Cmd.ProcessState == nil {
 			w.T.Errorf("child %v was never reaped", c.Cmd.Args)
 		}
 	}
+	for _, c := range w.shims {
+		if c.Process != nil && c.ProcessState == nil {
+			w.T.Errorf("shim %d was never reaped", c.Process.Pid)
+		}
+	}
 	for _, pid := range w.daemons {
 		if testkit.Alive(pid) {
 			w.T.Errorf("daemon %d outlived its test", pid)
 		}
-	}
-	if kids := testkit.ChildPIDs(); len(kids) > 0 {
-		w.T.Errorf("child processes left: %v", kids)
 	}
 }
 

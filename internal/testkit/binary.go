@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,6 +40,19 @@ func MainWithBinary(m *testing.M, bin *string, race bool, afterPass func() error
 	os.Exit(runWithBinary(m, bin, race, afterPass))
 }
 
+// noRaceExitSleepInherited puts NoRaceExitSleep into this process's environment (GORACE is
+// read once at start, so this process is unaffected), for the children a test starts with the
+// inherited environment rather than World.Env: each -race child otherwise sleeps a second at
+// exit, and a test that waits for three exits waits three seconds.
+func noRaceExitSleepInherited() {
+	name, value, _ := strings.Cut(NoRaceExitSleep, "=")
+	cur := os.Getenv(name)
+	if strings.Contains(cur, "atexit_sleep_ms") {
+		return // the person running the tests chose
+	}
+	_ = os.Setenv(name, strings.TrimSpace(cur+" "+value))
+}
+
 // waitingParallelism is how many parallel tests a package that runs the binary runs at once
 // unless -test.parallel says otherwise. Its tests spend most of their time waiting on child
 // processes (a daemon listens, a shim exits, a backend answers), so go test's default of
@@ -60,6 +74,7 @@ func raiseParallel() {
 
 func runWithBinary(m *testing.M, bin *string, race bool, afterPass func() error) int {
 	raiseParallel()
+	noRaceExitSleepInherited()
 	dir, err := os.MkdirTemp("", "rgwbin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
