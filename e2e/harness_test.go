@@ -67,9 +67,23 @@ func newWorld(t *testing.T) *world {
 		w.assertTokenFree()
 		w.assertGuardRespected()
 	})
+	// The simulators stop after every daemon and shim of the test (cleanups run last-first):
+	// the daemon's exit closes its connections, and a spare pooled connection that never
+	// carried a request would otherwise hold a simulator's shutdown for its whole bound
+	// (net/http counts such a connection active for five seconds).
+	t.Cleanup(w.stopSims)
 	// Stop whatever daemon holds the lock (autostarted daemons are not our children).
 	t.Cleanup(w.stopDaemon)
 	return w
+}
+
+func (w *world) stopSims() {
+	w.mu.Lock()
+	sims := w.sims
+	w.mu.Unlock()
+	for _, s := range sims {
+		_ = s.Stop()
+	}
 }
 
 // servedSession is the usual start of a test: a world whose daemon (our child) listens, one
@@ -157,7 +171,8 @@ func (w *world) track(p *testkit.Proc) {
 	})
 }
 
-// startSim starts an in-process simulated backend in its own state directory.
+// startSim starts an in-process simulated backend in its own state directory, stopped when
+// the test ends (stopSims).
 func (w *world) startSim(opts resmonsim.Options) *resmonsim.Sim {
 	w.T.Helper()
 	if opts.StateDir == "" {
@@ -167,7 +182,6 @@ func (w *world) startSim(opts resmonsim.Options) *resmonsim.Sim {
 	if err != nil {
 		w.T.Fatal(err)
 	}
-	w.T.Cleanup(func() { _ = s.Stop() })
 	w.mu.Lock()
 	w.sims = append(w.sims, s)
 	w.mu.Unlock()
