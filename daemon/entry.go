@@ -37,6 +37,9 @@ type Config struct {
 	// RequestTimeout bounds one backend request; 0 = $RESMONGW_REQUEST_TIMEOUT, else the
 	// proxy's default.
 	RequestTimeout time.Duration
+	// RetryWait bounds how long a read whose backend went away waits for a new one before it
+	// answers backend_unavailable; 0 = the proxy's default.
+	RetryWait time.Duration
 	// ExitWhenIdle, when positive, makes the daemon exit after that long with no session: an
 	// autostarted daemon must not outlive its harnesses for ever. The service-managed daemon
 	// leaves it 0 and stays.
@@ -53,6 +56,7 @@ func ServeFlags(c *Config) *flag.FlagSet {
 	fs.BoolVar(&c.Foreground, "foreground", false, "also log to stderr (default when stderr is a terminal)")
 	fs.DurationVar(&c.TargetIdle, "target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 0, "how long one backend request may take, body included (default: $"+RequestTimeoutEnv+", else "+proxy.DefaultRequestTimeout.String()+")")
+	fs.DurationVar(&c.RetryWait, "retry-wait", 0, "how long a read whose backend went away waits for a new one (default "+proxy.DefaultRetryWait.String()+")")
 	fs.DurationVar(&c.ExitWhenIdle, "exit-when-idle", 0, "exit after this long with no session (autostarted daemons; 0 = never)")
 	return fs
 }
@@ -91,6 +95,9 @@ func New(c Config) (*Server, error) {
 	if timeout < 0 {
 		return nil, errUsage{errors.New("--request-timeout must be positive")}
 	}
+	if c.RetryWait < 0 {
+		return nil, errUsage{errors.New("--retry-wait must not be negative")}
+	}
 	if c.ExitWhenIdle < 0 {
 		return nil, errUsage{errors.New("--exit-when-idle must not be negative")}
 	}
@@ -116,7 +123,7 @@ func New(c Config) (*Server, error) {
 		return nil, err
 	}
 	d, cancel := newDaemon(socket, logFile, log, newSlogBridge(log), idleTTL,
-		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}})
+		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}, RetryWait: c.RetryWait})
 	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
 }
 

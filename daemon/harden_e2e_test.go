@@ -23,7 +23,7 @@ func TestDaemonNotDumpableNoCore(t *testing.T) {
 	dir := testkit.OtherUserDir(t)
 	socket := filepath.Join(dir, "run", "mcp.sock")
 	cmd := exec.Command(bin, "serve", "--socket", socket)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_STATE_HOME=" + filepath.Join(dir, "state")}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_STATE_HOME=" + filepath.Join(dir, "state"), testkit.NoRaceExitSleep}
 	testkit.AsOtherUser(cmd)
 	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr

@@ -31,12 +31,16 @@ type world struct{ *testkit.World }
 func newWorld(t *testing.T) *world { return &world{testkit.NewWorld(t)} }
 
 // servedWorld is the usual start of a test: a world whose daemon (our child) is listening,
-// one simulated backend, and the test's context.
+// one simulated backend, and the test's context. The backend starts first so that it stops
+// after the daemon (cleanups run last-first): the daemon's exit closes its connections, and
+// a spare pooled connection that never carried a request would otherwise hold the backend's
+// shutdown for its whole bound (net/http counts such a connection active for five seconds).
 func servedWorld(t *testing.T) (*world, *resmonsim.Sim, context.Context) {
 	t.Helper()
 	w := newWorld(t)
+	sim := startSim(t)
 	w.startDaemon()
-	return w, startSim(t), testCtx(t)
+	return w, sim, testCtx(t)
 }
 
 // unservedWorld is a world with no daemon yet (a shim will autostart one, stopped when the

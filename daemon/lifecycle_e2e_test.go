@@ -207,7 +207,7 @@ func TestTwoHarnessEnvironmentsReachOneDaemon(t *testing.T) {
 	})
 	homeA, homeB := t.TempDir(), t.TempDir()
 	envOf := func(extra ...string) []string {
-		return append([]string{"PATH=" + os.Getenv("PATH"), paths.TestRootEnv + "=" + root, "RESMON_STATE_DIR=" + sim.StateDir()}, extra...)
+		return append([]string{"PATH=" + os.Getenv("PATH"), paths.TestRootEnv + "=" + root, "RESMON_STATE_DIR=" + sim.StateDir(), testkit.NoRaceExitSleep}, extra...)
 	}
 	harness := func(env []string) *shimSession {
 		cmd := exec.Command(bin, "stdio")

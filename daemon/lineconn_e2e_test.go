@@ -130,10 +130,14 @@ func TestSessionSurvivesBadLinesAndKeepsInFlightAnswers(t *testing.T) {
 func TestRequestTimeoutFlag(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
+	// The backends first, so they stop after the daemon (cleanups run last-first): the
+	// daemon's exit ends the requests still held in the slow one's delay, which its shutdown
+	// would otherwise wait out.
+	slow, fast := startSim(t), startSim(t)
 	// Short against the backend's minute and the harness's 20 s, long enough that the fast
 	// backend's answers always fit on a loaded machine (a timed-out one would fail the test).
-	w.startDaemon("--request-timeout", "2s")
-	slow, fast := startSim(t), startSim(t)
+	// The timed-out read then waits --retry-wait for a new backend, which never comes here.
+	w.startDaemon("--request-timeout", "2s", "--retry-wait", "100ms")
 	ctx := testCtx(t)
 	a := w.connect(ctx, "2025-11-25", simEnv(slow)...)
 	b := w.connect(ctx, "2025-11-25", simEnv(fast)...)

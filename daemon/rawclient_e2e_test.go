@@ -64,7 +64,7 @@ func rawClientAsNobody(ctx context.Context, t *testing.T, kind, socket string) s
 	}
 	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
 	cmd.Dir = "/"
-	cmd.Env = []string{"RESMONGW_TESTKIT_HELPER=" + rawClientHelper, "RESMONGW_TESTKIT_HELPER_ARG=" + kind + " " + socket}
+	cmd.Env = []string{"RESMONGW_TESTKIT_HELPER=" + rawClientHelper, "RESMONGW_TESTKIT_HELPER_ARG=" + kind + " " + socket, testkit.NoRaceExitSleep}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := cmd.CombinedOutput()
 	if err != nil {

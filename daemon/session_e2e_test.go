@@ -65,8 +65,11 @@ func TestPipelinedCallsStayBounded(t *testing.T) {
 	t.Parallel()
 	const calls, bound = 3000, 64
 	w := newWorld(t)
-	d := w.startDaemon()
+	// The backend first, so it stops after the daemon (cleanups run last-first): the pool's
+	// spare connections that never carried a request would otherwise hold its shutdown for
+	// the whole of its bound (net/http counts them as active for five seconds).
 	sim := startSim(t)
+	d := w.startDaemon()
 	h := w.startRawHarness(simEnv(sim)...)
 	if err := h.Send(testkit.InitializeRequest(`"init"`, "2025-06-18", "pipeliner")); err != nil {
 		t.Fatal(err)

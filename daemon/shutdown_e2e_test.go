@@ -94,4 +94,10 @@ func TestGracefulShutdownThenAFreshServeKeepsTheSession(t *testing.T) {
 	if got := s.stderr.String(); got != "" {
 		t.Fatalf("shim stderr %q, want nothing", got)
 	}
+	// The harness ends its session while the new daemon still runs: its cleanup was
+	// registered before this daemon's, so it would otherwise run after the daemon is gone and
+	// find a shim still waiting for a daemon to come back.
+	if err := s.cs.Close(); err != nil {
+		t.Fatalf("closing the session on the new daemon: %v", err)
+	}
 }

@@ -27,6 +27,7 @@ func message(r result) string { s, _ := r.payload["message"].(string); return s 
 // let alone one carrying the token, reaches the attacker, although the gateway does connect
 // (that is how it learns who is listening).
 func TestAttackHostileListenerOnTheBackendsPort(t *testing.T) {
+	t.Parallel()
 	testkit.NeedRoot(t)
 	w, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
@@ -71,6 +72,7 @@ func TestAttackHostileListenerOnTheBackendsPort(t *testing.T) {
 // issue's attack (token file a symlink to the victim's real token): refused with a reason
 // naming the path, what was found and the fix; the backend gets no request.
 func TestAttackUntrustedStateFiles(t *testing.T) {
+	t.Parallel()
 	w, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 	dir := sim.StateDir()
@@ -144,6 +146,7 @@ func TestAttackUntrustedStateFiles(t *testing.T) {
 // 10.1 as the attacker made it: another user owns the state directory's contents
 // they planted (a port file of theirs): refused, never read.
 func TestAttackPortFileOfAnotherUser(t *testing.T) {
+	t.Parallel()
 	testkit.NeedRoot(t)
 	_, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
@@ -163,6 +166,7 @@ func TestAttackPortFileOfAnotherUser(t *testing.T) {
 // instead of hanging, and SIGTERM still stops the daemon within the shutdown bound (the
 // world's process helper fails the test if SIGTERM is ignored for 15 s).
 func TestAttackFIFOPortFile(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	d := w.startDaemon()
 	sim := w.startSim(resmonsim.Options{})

@@ -15,6 +15,7 @@ import (
 // upstream_error naming the bound, the daemon's resident size stays within a small multiple
 // of the bound, and the session goes on.
 func TestFaultOversizedAnswersKeepTheDaemonSmall(t *testing.T) {
+	t.Parallel()
 	w, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 

@@ -96,6 +96,7 @@ func (w *world) toolCalls(ctx context.Context, env []string) (pid int, calls uin
 // left waiting, no write reaches the backend twice, and calls after the restart are answered
 // in the same sessions by a daemon with a new pid.
 func TestCLIRestartIsInvisibleToOpenSessions(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	cliRestartMidTraffic(t, w)
@@ -106,6 +107,7 @@ func TestCLIRestartIsInvisibleToOpenSessions(t *testing.T) {
 // reconnecting bring no daemon of their own (any start goes through the service too), and the
 // daemon serving the sessions afterwards is the service's.
 func TestCLIRestartThroughTheServiceIsInvisibleToOpenSessions(t *testing.T) {
+	t.Parallel()
 	w := newServiceWorld(t)
 	ctx := testkit.Context(t, time.Minute)
 	if out, code := w.runCLI(ctx, nil, "start"); code != 0 || !strings.Contains(out, "by the service") {
@@ -190,6 +192,7 @@ func cliRestartMidTraffic(t *testing.T, w *world) {
 // stop, and each shim answers whatever else was pending, prints one line naming the stop and
 // exits 1. No shim brings a daemon back: afterwards none runs.
 func TestCLIStopEndsOpenSessionsWithEveryCallAnswered(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	cliStopMidTraffic(t, w)
@@ -198,6 +201,7 @@ func TestCLIStopEndsOpenSessionsWithEveryCallAnswered(t *testing.T) {
 // The same with the per-user service installed: stop also tells the service manager, and no
 // shim asks it to start the daemon again.
 func TestCLIStopThroughTheServiceEndsOpenSessions(t *testing.T) {
+	t.Parallel()
 	w := newServiceWorld(t)
 	ctx := testkit.Context(t, time.Minute)
 	if out, code := w.runCLI(ctx, nil, "start"); code != 0 {

@@ -17,6 +17,7 @@ import (
 // documented error, every success names an instance the simulator really ran and agrees
 // with the request the simulator recorded, and no write was replayed.
 func TestFault50SessionsDuringRestart(t *testing.T) {
+	t.Parallel()
 	const sessions, rounds = 50, 6
 	w := newWorld(t)
 	w.startDaemon()
@@ -133,6 +134,7 @@ func TestFault50SessionsDuringRestart(t *testing.T) {
 // one of the two) and its session goes on there, its next call answered; the next shim finds
 // that daemon serving at once. (restart_test.go counts the calls in flight at the kill.)
 func TestFaultDaemonSIGKILL(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 90*time.Second)

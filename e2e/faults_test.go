@@ -41,6 +41,7 @@ func posts(s *resmonsim.Sim, path string) int {
 // exactly once and is not replayed, and once the app is back the next call is served by the
 // new instance.
 func TestFaultBackendKilledMidCall(t *testing.T) {
+	t.Parallel()
 	w, sim, ctx, s := servedSession(t)
 	old := runtimeID(s.must(ctx, "health", nil))
 
@@ -76,6 +77,7 @@ func TestFaultBackendKilledMidCall(t *testing.T) {
 // The app restarts on the same port and then on a new one, each time with a new token and
 // runtime id: every answer names the instance that actually served it.
 func TestFaultBackendRestartSameAndNewPort(t *testing.T) {
+	t.Parallel()
 	w, sim, ctx, s := servedSession(t)
 	seen := map[string]bool{runtimeID(s.must(ctx, "health", nil)): true}
 	for _, o := range []resmonsim.RestartOptions{{}, {NewPort: true}, {InPlace: true}} {
@@ -101,6 +103,7 @@ func TestFaultBackendRestartSameAndNewPort(t *testing.T) {
 // A token file left behind by an earlier run: the backend answers 401 token_invalid and the
 // tool says so with the token_refused message; a fresh file brings it back.
 func TestFaultStaleTokenFile(t *testing.T) {
+	t.Parallel()
 	w, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 	if err := sim.WriteStaleToken(); err != nil {
@@ -136,6 +139,7 @@ func TestFaultStaleTokenFile(t *testing.T) {
 // backend_unavailable with the matching reason, never an answer from elsewhere, and writing
 // the right port back recovers without reconnecting.
 func TestFaultPortFile(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := w.startSim(resmonsim.Options{})
@@ -197,6 +201,7 @@ func TestFaultPortFile(t *testing.T) {
 // The whole state directory is deleted (the app is uninstalled or its data wiped) and then
 // recreated by a new start: the watcher follows it back.
 func TestFaultStateDirDeletedAndRecreated(t *testing.T) {
+	t.Parallel()
 	w, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 	if err := sim.Kill(); err != nil {
@@ -218,6 +223,7 @@ func TestFaultStateDirDeletedAndRecreated(t *testing.T) {
 // A real `resmongw dev backend` process is SIGKILLed (its files stay behind, naming a dead
 // port); the daemon reports it unavailable, and a new process on a new port is picked up.
 func TestFaultBackendProcessSIGKILL(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	state := filepath.Join(t.TempDir(), "resmon")
@@ -258,6 +264,7 @@ func TestFaultBackendProcessSIGKILL(t *testing.T) {
 // timeout turns a hung backend into backend_unavailable (shown in-process with a short
 // timeout, since the daemon's is the contract's 30 s).
 func TestFaultSlowBackend(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	slow := w.startSim(resmonsim.Options{})

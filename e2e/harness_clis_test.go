@@ -45,6 +45,7 @@ func runOK(t *testing.T, cmd *exec.Cmd) string {
 // all 25 tools through the shim and the daemon it autostarts (Codex's app-server
 // mcpServerStatus/list launches the configured servers).
 func TestCodexStartsTheServerFromTheWrittenConfig(t *testing.T) {
+	t.Parallel()
 	codex := testkit.HarnessCLI(t, "codex", "RESMONGW_TEST_CODEX", testkit.CodexInstall)
 	home, socket := harnessHome(t)
 	codexHome := filepath.Join(home, ".codex")
@@ -95,6 +96,7 @@ func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
 // Claude Code starts resmongw after the person runs the `claude mcp add --scope user` line the
 // preview prints, and reads the approval rules `--scope user --write` put in their settings.
 func TestClaudeCodeStartsTheServerFromThePrintedCommand(t *testing.T) {
+	t.Parallel()
 	claude := testkit.HarnessCLI(t, "claude", "RESMONGW_TEST_CLAUDE", testkit.ClaudeInstall)
 	home, socket := harnessHome(t)
 	project := filepath.Join(home, "project")

@@ -30,6 +30,11 @@ func TestMain(m *testing.M) {
 		if err := goleak.Find(); err != nil {
 			return fmt.Errorf("goroutine leak: %w", err)
 		}
+		// And every child process: the tests run in parallel, so a test checks the children
+		// it knows (assertNoLeaks) and this catches one nobody tracked.
+		if kids := testkit.ChildPIDs(); len(kids) > 0 {
+			return fmt.Errorf("child processes left: %v", kids)
+		}
 		return nil
 	})
 }
@@ -45,6 +50,7 @@ type world struct {
 	sims     []*resmonsim.Sim
 	daemons  []int           // pids of daemons seen (started by us or autostarted)
 	children []*testkit.Proc // every process we started
+	shims    []*exec.Cmd     // every harness session's shim (the SDK's transport reaps it)
 	// serviceEnv, when set, replaces the explicit socket in Env: the user has the per-user
 	// service installed and uses the default socket (newServiceWorld).
 	serviceEnv  []string
@@ -61,9 +67,23 @@ func newWorld(t *testing.T) *world {
 		w.assertTokenFree()
 		w.assertGuardRespected()
 	})
+	// The simulators stop after every daemon and shim of the test (cleanups run last-first):
+	// the daemon's exit closes its connections, and a spare pooled connection that never
+	// carried a request would otherwise hold a simulator's shutdown for its whole bound
+	// (net/http counts such a connection active for five seconds).
+	t.Cleanup(w.stopSims)
 	// Stop whatever daemon holds the lock (autostarted daemons are not our children).
 	t.Cleanup(w.stopDaemon)
 	return w
+}
+
+func (w *world) stopSims() {
+	w.mu.Lock()
+	sims := w.sims
+	w.mu.Unlock()
+	for _, s := range sims {
+		_ = s.Stop()
+	}
 }
 
 // servedSession is the usual start of a test: a world whose daemon (our child) listens, one
@@ -151,7 +171,8 @@ func (w *world) track(p *testkit.Proc) {
 	})
 }
 
-// startSim starts an in-process simulated backend in its own state directory.
+// startSim starts an in-process simulated backend in its own state directory, stopped when
+// the test ends (stopSims).
 func (w *world) startSim(opts resmonsim.Options) *resmonsim.Sim {
 	w.T.Helper()
 	if opts.StateDir == "" {
@@ -161,7 +182,6 @@ func (w *world) startSim(opts resmonsim.Options) *resmonsim.Sim {
 	if err != nil {
 		w.T.Fatal(err)
 	}
-	w.T.Cleanup(func() { _ = s.Stop() })
 	w.mu.Lock()
 	w.sims = append(w.sims, s)
 	w.mu.Unlock()
@@ -190,16 +210,17 @@ type session struct {
 
 func (w *world) connect(ctx context.Context, extraEnv ...string) *session {
 	w.T.Helper()
-	s, err := w.tryConnect(ctx, extraEnv...)
-	if err != nil {
-		w.T.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
-	}
-	return s
+	return w.connectWith(ctx, bin, extraEnv...)
 }
 
-func (w *world) tryConnect(ctx context.Context, extraEnv ...string) (*session, error) {
-	cmd := exec.Command(bin, "stdio")
+// tryConnect launches the shim from exe under a go-sdk client; the session is closed when the
+// test ends.
+func (w *world) tryConnect(ctx context.Context, exe string, extraEnv ...string) (*session, error) {
+	cmd := exec.Command(exe, "stdio")
 	cmd.Env = w.Env(extraEnv...)
+	w.mu.Lock()
+	w.shims = append(w.shims, cmd)
+	w.mu.Unlock()
 	s := &session{w: w, cmd: cmd, stderr: w.output()}
 	cmd.Stderr = s.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
@@ -334,20 +355,24 @@ func (w *world) assertGuardRespected() {
 	}
 }
 
-// assertNoLeaks: every child we started was reaped and no daemon of this test lives on.
+// assertNoLeaks: every child we started and every session's shim was reaped, and no daemon
+// of this test lives on. (Other tests run beside this one, so the process-wide count of
+// children is TestMain's check.)
 func (w *world) assertNoLeaks() {
 	for _, c := range w.children {
 		if c.Cmd.ProcessState == nil {
 			w.T.Errorf("child %v was never reaped", c.Cmd.Args)
 		}
 	}
+	for _, c := range w.shims {
+		if c.Process != nil && c.ProcessState == nil {
+			w.T.Errorf("shim %d was never reaped", c.Process.Pid)
+		}
+	}
 	for _, pid := range w.daemons {
 		if testkit.Alive(pid) {
 			w.T.Errorf("daemon %d outlived its test", pid)
 		}
-	}
-	if kids := testkit.ChildPIDs(); len(kids) > 0 {
-		w.T.Errorf("child processes left: %v", kids)
 	}
 }
 

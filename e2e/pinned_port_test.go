@@ -16,6 +16,7 @@ import (
 // directory's port file naming a live backend, every call is backend_unavailable naming the
 // pinned port, and the port file's backend never hears from the gateway.
 func TestPinnedPortNeverFallsThrough(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	sim := w.startSim(resmonsim.Options{})

@@ -158,18 +158,10 @@ func replayed(sim *resmonsim.Sim, names []string) (replays, received int) {
 // connectWith is world.connect with the shim at exe (a copy of resmongw under test).
 func (w *world) connectWith(ctx context.Context, exe string, extraEnv ...string) *session {
 	w.T.Helper()
-	cmd := exec.Command(exe, "stdio")
-	cmd.Env = w.Env(extraEnv...)
-	s := &session{w: w, cmd: cmd, stderr: w.output()}
-	cmd.Stderr = s.stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	s, err := w.tryConnect(ctx, exe, extraEnv...)
 	if err != nil {
 		w.T.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
 	}
-	s.cs = cs
-	w.T.Cleanup(func() { _ = cs.Close() })
 	return s
 }
 
@@ -244,6 +236,7 @@ func restartMidTraffic(t *testing.T, sig syscall.Signal) (tr *traffic, sim *resm
 // flight, says goodbye, and the shim takes the session to a new daemon. The harness sees no
 // error at all, no write is sent twice, nothing is left waiting.
 func TestDaemonRestartIsInvisibleToTheHarness(t *testing.T) {
+	t.Parallel()
 	tr, sim := restartMidTraffic(t, syscall.SIGTERM)
 	replays, received := replayed(sim, tr.writes)
 	t.Logf("SIGTERM: %d calls answered, %d errors, %d writes (%d received), %d replayed, %d unanswered",
@@ -266,6 +259,7 @@ func TestDaemonRestartIsInvisibleToTheHarness(t *testing.T) {
 // outcome unknown, never sent again; a read is retried once on the new daemon), then the
 // session goes on on a new daemon the shim started.
 func TestDaemonCrashAnswersEveryCallAndReconnects(t *testing.T) {
+	t.Parallel()
 	tr, sim := restartMidTraffic(t, syscall.SIGKILL)
 	replays, received := replayed(sim, tr.writes)
 	t.Logf("SIGKILL: %d calls answered, %d errors, %d writes (%d received), %d replayed, %d unanswered",
@@ -292,6 +286,7 @@ func TestDaemonCrashAnswersEveryCallAndReconnects(t *testing.T) {
 // another version, and the daemon restarted (as a package upgrade does). The session goes on,
 // and status shows the new version serving it.
 func TestUpgradeReplacesTheDaemonUnderAnOpenSession(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir := testkit.ShortTempDir(t)
 	exe := filepath.Join(dir, "resmongw")

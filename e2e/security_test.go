@@ -23,6 +23,7 @@ import (
 // the socket is 0600 in a 0700 directory, and every request the simulator saw carried the
 // loopback Host and no Origin (also checked at the end of every other test).
 func TestSecurityTokenNeverLeaves(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	sim := w.startSim(resmonsim.Options{})
 	ctx := testkit.Context(t, 120*time.Second)
@@ -82,6 +83,7 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 // no excluded endpoint is reachable is proven by proxy's route-resolution test,
 // TestRoutesResolve in proxy/tools_routes_test.go.)
 func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
+	t.Parallel()
 	_, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil)
 	for _, key := range []string{"openai_api_key", "smtp_password", "API_TOKEN", "client_secret", "github_credential", "authHeader"} {
@@ -100,6 +102,7 @@ func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
 // the SDK's 16 MiB frame limit): the daemon survives, keeps serving a bystander session that
 // was open all along, and accepts new sessions; the same daemon process serves throughout.
 func TestBadInputDaemonSurvives(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.startDaemon()
 	pid := w.daemonPID()

@@ -12,6 +12,7 @@ import (
 // not sent — or, once the daemon has noticed, that resmon is not running — and never that the
 // change's outcome is unknown or that resmon stopped "part-way".
 func TestFaultFirstWriteAfterAKillSaysNotSent(t *testing.T) {
+	t.Parallel()
 	_, sim, ctx, s := servedSession(t)
 	s.must(ctx, "health", nil) // a verified instance, and a pooled connection to it
 	if err := sim.Kill(); err != nil {

@@ -56,6 +56,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"config"}, "accepts 1 arg"},
 		{[]string{"config", "cursor", "--port", "abc"}, "not a port"},
 		{[]string{"serve", "--request-timeout", "soon"}, "request-timeout"},
+		{[]string{"serve", "--retry-wait", "-1s"}, "--retry-wait must not be negative"},
 		{[]string{"tools", "--reads", "--writes"}, "Usage"},
 		{nil, "Usage:"},
 	} {
