@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -84,23 +85,26 @@ func TestDemoRunsAndStopsClean(t *testing.T) {
 	if files := testkit.FilesUnder(home); len(files) != 0 {
 		t.Errorf("wrote under HOME: %s", files[0].Name)
 	}
-	if left := processesMentioning(bin); len(left) > 0 {
+	// Every process the demo started inherited this test's own TMPDIR; the binary's path
+	// would not tell them apart, since other packages' tests run the same shared binary.
+	if left := processesWithEnv("TMPDIR=" + tmp); len(left) > 0 {
 		t.Errorf("processes left running: %v", left)
 	}
 }
 
-// processesMentioning lists live processes whose command line names s.
-func processesMentioning(s string) []string {
+// processesWithEnv lists live processes whose environment holds the entry kv.
+func processesWithEnv(kv string) []string {
 	var out []string
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(b), s) {
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), kv) {
 			continue
 		}
 		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
 			continue // a zombie waiting for its parent is not running
 		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		out = append(out, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
 	}
 	return out
