@@ -89,6 +89,9 @@ func TestRelayCallAllocatesNothing(t *testing.T) {
 		}
 	}
 	inW.Close()
+	d.eof(t) // the session's end, before the daemon closes (else a reconnect attempt)
 	d.c.Close()
-	<-code
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d", c)
+	}
 }

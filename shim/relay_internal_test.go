@@ -112,6 +112,14 @@ func (fc *fakeConn) line(t *testing.T) string {
 	return strings.TrimSuffix(l, "\n")
 }
 
+// eof waits for the shim's half-close: the end of what it writes, with nothing more before it.
+func (fc *fakeConn) eof(t *testing.T) {
+	t.Helper()
+	if l, err := fc.br.ReadString('\n'); err != io.EOF || l != "" {
+		t.Fatalf("fake daemon: %q (%v), want the session's end", l, err)
+	}
+}
+
 func (fc *fakeConn) write(t *testing.T, s string) {
 	t.Helper()
 	if _, err := io.WriteString(fc.c, s); err != nil {
@@ -432,8 +440,11 @@ func TestRelayDuplicateIDKeepsTheFirstRequest(t *testing.T) {
 	if got := h.next(t); !strings.Contains(got, `"id":2,"result":{"again":true}`) {
 		t.Fatalf("the retried read's answer: %q", got)
 	}
-	// Nothing more is owed: the harness hangs up and the shim ends normally.
+	// Nothing more is owed: the harness hangs up and the shim ends normally. The daemon closes
+	// once it has seen the session's end (the shim's half-close), as a real one does: closed
+	// before, it would read as a crash with the harness still there, and the shim reconnects.
 	h.in.Close()
+	d3.eof(t)
 	d3.c.Close()
 	if code := <-h.code; code != 0 {
 		t.Fatalf("exit %d", code)
