@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/resmongw/resmongw/internal/oneproc"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
@@ -28,9 +29,6 @@ const (
 	relistenWait = 5 * time.Second
 )
 
-// oneProcEnv marks the environment OneProc made (its GOMAXPROCS=1 is ours, not the user's).
-const oneProcEnv = "RESMONGW_STDIO_ONE_P"
-
 // hungDaemonWait bounds how long answers may still flow after the harness closed stdin. The
 // daemon itself bounds that drain (from its request timeout) and then closes, which is what
 // normally ends us; this is only the safety net against a daemon that never does. A var so a
@@ -41,9 +39,9 @@ var hungDaemonWait = 10 * time.Minute
 func Main(args []string) int {
 	// One harness's lines, one at a time: a second P only adds threads and their stacks (and
 	// hand-offs between them) to a process that runs once per session.
-	if os.Getenv(oneProcEnv) == "1" {
-		// OneProc's exec: the runtime took the one P; nothing we start inherits it.
-		os.Unsetenv(oneProcEnv)
+	if os.Getenv(oneproc.MarkerEnv) == "1" {
+		// internal/oneproc's exec: the runtime took the one P; nothing we start inherits it.
+		os.Unsetenv(oneproc.MarkerEnv)
 		os.Unsetenv("GOMAXPROCS")
 	}
 	if os.Getenv("GOMAXPROCS") == "" {

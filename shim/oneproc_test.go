@@ -25,7 +25,7 @@ func environOf(t *testing.T, pid string) []string {
 	return strings.Split(string(b), "\x00")
 }
 
-// The shim runs itself again with one P from its first instruction (OneProc): the same
+// The shim runs itself again with one P from its first instruction (internal/oneproc): the same
 // process serves the harness, and the daemon it starts inherits none of it. A GOMAXPROCS the
 // user set is left alone.
 func TestShimRunsWithOnePFromItsStart(t *testing.T) {

@@ -41,7 +41,6 @@ func stdioFast(args []string) (int, bool) {
 	if fs.Parse(args[1:]) != nil || fs.NArg() > 0 {
 		return 0, false
 	}
-	shim.OneProc() // returns only when this is already the one-P run, or its exec failed
 	return shim.Main(args[1:]), true
 }
 
