@@ -82,34 +82,14 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if drain <= 0 {
 		drain = drainWait
 	}
-	var w io.Writer = t.c
-	br := t.br
-	if sc := sockio.New(t.c); sc != nil {
-		// The socket's bytes through sockio (see its doc); what the preamble's reader already
-		// holds is read first.
-		w = sc
-		br = bufio.NewReaderSize(&bufferedFirst{br: t.br, r: sc}, t.br.Size())
-	}
-	t.conn = &lineConn{c: t.c, w: w, br: br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
+	// The socket's bytes through sockio (see its doc); what the preamble's reader already
+	// holds (the session's first lines may have come with the preamble) is read first.
+	rw := sockio.ReadWriter(t.c)
+	br := bufio.NewReaderSize(io.MultiReader(io.LimitReader(t.br, int64(t.br.Buffered())), rw), t.br.Size())
+	t.conn = &lineConn{c: t.c, w: rw, br: br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
 		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{}),
 		goodbye: t.goodbye, stopping: make(chan struct{})}
 	return t.conn, nil
-}
-
-// bufferedFirst reads what br holds, then r.
-type bufferedFirst struct {
-	br *bufio.Reader
-	r  io.Reader
-}
-
-func (b *bufferedFirst) Read(p []byte) (int, error) {
-	if b.br != nil {
-		if b.br.Buffered() > 0 {
-			return b.br.Read(p)
-		}
-		b.br = nil
-	}
-	return b.r.Read(p)
 }
 
 // lineConn is one session's connection. Read is called by one goroutine at a time (the

@@ -189,10 +189,7 @@ func (p *leanPool) dialSlot(dctx context.Context) (*leanConn, error) {
 		p.release()
 		return nil, err
 	}
-	var rw io.ReadWriter = nc
-	if sc := sockio.New(nc); sc != nil {
-		rw = sc
-	}
+	rw := sockio.ReadWriter(nc)
 	lc := &leanConn{nc: nc, rw: rw, lr: limitedReader{r: rw}}
 	lc.br = bufio.NewReaderSize(&lc.lr, 4<<10)
 	return lc, nil

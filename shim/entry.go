@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/oneproc"
+	"github.com/resmongw/resmongw/internal/sockio"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
@@ -78,7 +79,7 @@ func Main(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, rawPipe(polledStdout())).run(conn, rawPipe(polledStdin()))
+	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, sockio.FileReadWriter(polledStdout())).run(conn, sockio.FileReadWriter(polledStdin()))
 }
 
 // FlagSet is stdio's flag set, for the CLI's help and parsing.

@@ -3,7 +3,6 @@ package shim
 import (
 	"io"
 	"net"
-	"os"
 
 	"github.com/resmongw/resmongw/internal/sockio"
 )
@@ -24,20 +23,8 @@ type daemonConn struct {
 }
 
 func newDaemonConn(c *net.UnixConn) *daemonConn {
-	dc := &daemonConn{UnixConn: c, rw: c}
-	if sc := sockio.New(c); sc != nil {
-		dc.rw = sc
-	}
-	return dc
+	return &daemonConn{UnixConn: c, rw: sockio.ReadWriter(c)}
 }
 
 func (c *daemonConn) Read(p []byte) (int, error)  { return c.rw.Read(p) }
 func (c *daemonConn) Write(p []byte) (int, error) { return c.rw.Write(p) }
-
-// rawPipe is f read or written through sockio when f is a pipe in the poller, else f.
-func rawPipe(f *os.File) io.ReadWriter {
-	if sc := sockio.NewFile(f); sc != nil {
-		return sc
-	}
-	return f
-}

@@ -70,6 +70,22 @@ func NewFile(f *os.File) *Conn {
 	})
 }
 
+// ReadWriter is c's bytes through a Conn where c has a raw descriptor, else c itself.
+func ReadWriter(c net.Conn) io.ReadWriter {
+	if sc := New(c); sc != nil {
+		return sc
+	}
+	return c
+}
+
+// FileReadWriter is f's bytes through a Conn where f is a polled pipe, else f itself.
+func FileReadWriter(f *os.File) io.ReadWriter {
+	if sc := NewFile(f); sc != nil {
+		return sc
+	}
+	return f
+}
+
 func wrapRaw(rc syscall.RawConn, write1 func(uintptr, []byte) (int, syscall.Errno), shape func(string, error) error) *Conn {
 	c := &Conn{rc: rc, write1: write1}
 	c.opError = func(op string, err error) error {
