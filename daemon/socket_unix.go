@@ -11,38 +11,34 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/resmongw/resmongw/paths"
+	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
-// privateDir makes dir (and missing parents, 0700) and insists it is a real directory, not a
-// symlink, owned by us and writable by nobody else: otherwise another user could have put the
-// socket there or could replace ours (the socket's own mode and the peer check are further
-// layers). A directory that was already there is checked, never changed: the socket path may
-// be a flag or RESMONGW_SOCKET naming the home directory, /tmp or /, and tightening those
-// would lock other people and programs out of them. The rule is the shim's own
-// (endpoint.checkSocketDir), so a genuine daemon's socket always passes the shim's check.
+// privateDir makes dir (and missing parents, 0700) and insists it passes the socket
+// directory's rule (endpoint.CheckSocketDir: real, ours, writable by nobody else; the
+// socket's own mode and the peer check are further layers). A directory that was already
+// there is checked, never changed: the socket path may be a flag or RESMONGW_SOCKET naming
+// the home directory, /tmp or /, and tightening those would lock other people and programs
+// out of them.
 func privateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
+	fault, fi, err := endpoint.CheckSocketDir(dir)
+	switch {
+	case err != nil:
 		return err
-	}
-	if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
+	case fault == endpoint.DirNotReal:
 		return fmt.Errorf("%s is not a directory (a symlink or a file); refusing to put the socket there", dir)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || int(st.Uid) != os.Getuid() {
+	case fault == endpoint.DirOwnerUnknown, fault == endpoint.DirOtherOwner:
 		return fmt.Errorf("%s is owned by another user; refusing to put the socket there", dir)
-	}
-	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+	case fault == endpoint.DirWritableByOthers:
 		return fmt.Errorf("%s is writable by other users (mode %04o), so another user could replace the socket; refusing to put it there and leaving the directory as it is (make it private with chmod 700 %s, or choose a socket path in a directory of its own with --socket or %s)",
-			dir, perm, dir, paths.SocketEnv)
+			dir, fi.Mode().Perm(), dir, paths.SocketEnv)
 	}
 	return nil
 }
