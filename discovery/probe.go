@@ -9,11 +9,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/resmongw/resmongw/internal/lazyre"
 )
 
 // maxHealthBody bounds the health answer we read; a real one is a few hundred bytes.
@@ -128,7 +128,7 @@ func describeTransportErr(err error) error {
 	return err
 }
 
-var reasonCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_]{1,40}$`) })
+var reasonCode = lazyre.New(`^[a-z_]{1,40}$`)
 
 // refusalReason is detail.reason of a guard refusal body, or "".
 func refusalReason(body []byte) string {
@@ -201,11 +201,9 @@ func versionAtLeast(v string, min []int) bool {
 	return len(got) >= len(min)
 }
 
-var runtimeIDPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-})
+var runtimeIDPattern = lazyre.New(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
-var jsonInt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`) })
+var jsonInt = lazyre.New(`^-?(0|[1-9][0-9]*)$`)
 
 // ValidRuntimeID reports whether v is a canonical lowercase UUID4 (reference §7.2).
 func ValidRuntimeID(v string) bool { return runtimeIDPattern().MatchString(v) }

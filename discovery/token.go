@@ -5,22 +5,21 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/resmongw/resmongw/internal/lazyre"
 	"github.com/resmongw/resmongw/scrub"
 	"github.com/resmongw/resmongw/trustfile"
 )
 
 // tokenPattern is the backend's accepted token format (backend §3.2).
-var tokenPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{43,128}$`) })
+var tokenPattern = lazyre.New(`^[A-Za-z0-9_-]{43,128}$`)
 
 // tokenAlphabet matches text made only of token characters: a partial token caught
 // mid-write, or an over-long one. Such text is registered with scrub too, because it is
 // a piece of a secret; arbitrary junk is not, so scrubbing never mangles ordinary text.
-var tokenAlphabet = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
+var tokenAlphabet = lazyre.New(`^[A-Za-z0-9_-]+$`)
 
 // Reasons ReadToken gives for a token file it cannot use (besides fs.ErrNotExist).
 var (

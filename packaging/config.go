@@ -6,12 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
+	"github.com/resmongw/resmongw/internal/lazyre"
 	"github.com/resmongw/resmongw/paths"
 )
 
@@ -55,7 +54,7 @@ var harnesses = []harness{
 		}},
 }
 
-var serverNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
+var serverNameRE = lazyre.New(`^[A-Za-z0-9_-]{1,64}$`)
 
 const configUsage = `Usage: resmongw config <harness> [--write] [--force] [--no-approvals] [--scope user|project]
                        [--state-dir DIR] [--port N] [--name NAME] [--file PATH]

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/resmongw/resmongw/internal/lazyre"
 )
 
 // jsonRuleList is one array of rule strings in a JSON settings file (Claude Code's
@@ -214,7 +214,7 @@ func opensOwnLine(packed []byte, off int) bool {
 	return memberOnlyRE().Match(bytes.TrimSpace(packed[start:off]))
 }
 
-var memberOnlyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^"(?:[^"\\]|\\.)*"\s*:$`) })
+var memberOnlyRE = lazyre.New(`^"(?:[^"\\]|\\.)*"\s*:$`)
 
 // indentUnit is one indentation step of the file: a tab if it indents with tabs, else two spaces.
 func indentUnit(packed []byte, lineIndent string) string {

@@ -7,10 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/resmongw/resmongw/internal/lazyre"
 	"github.com/resmongw/resmongw/scrub"
 )
 
@@ -165,11 +164,9 @@ func reportConflicts(stderr io.Writer, edits []*fileEdit, force bool) (blocked b
 
 var (
 	// tokenShapedRE matches resmon's API token alphabet and length (reference §5.1).
-	tokenShapedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9_-]{43,128}`) })
+	tokenShapedRE = lazyre.New(`[A-Za-z0-9_-]{43,128}`)
 	// credentialValueRE finds "<credential-shaped key>" = / : "<value>" pairs in JSON or TOML.
-	credentialValueRE = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?i)("?[A-Za-z0-9_.-]*(?:key|token|secret|password|passphrase|credential|auth)[A-Za-z0-9_.-]*"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*')`)
-	})
+	credentialValueRE = lazyre.New(`(?i)("?[A-Za-z0-9_.-]*(?:key|token|secret|password|passphrase|credential|auth)[A-Za-z0-9_.-]*"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*')`)
 )
 
 // redactForDisplay hides values an existing entry may carry (another tool's API key, a

@@ -3,10 +3,10 @@ package proxy
 import (
 	"context"
 	"encoding/json"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/resmongw/resmongw/internal/lazyre"
 )
 
 // Routine tools: list_routines, get_routine, create_routine, run_routine,
@@ -180,11 +180,9 @@ func numberOrZero(v any) any {
 // Second layer behind the backend's own stripping of last_error: anything shaped like a URL,
 // an email address or a filesystem path is replaced.
 var (
-	urlShape   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://[^\s"'<>]+`) })
-	emailShape = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`) })
-	pathShape  = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`(?:~|\b[A-Za-z]:)?(?:[/\\][^\s/\\"'<>:]+){2,}[/\\]?|~[/\\][^\s"'<>]+`)
-	})
+	urlShape   = lazyre.New(`(?i)\b[a-z][a-z0-9+.-]*://[^\s"'<>]+`)
+	emailShape = lazyre.New(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
+	pathShape  = lazyre.New(`(?:~|\b[A-Za-z]:)?(?:[/\\][^\s/\\"'<>:]+){2,}[/\\]?|~[/\\][^\s"'<>]+`)
 )
 
 func redactDestinations(s string) string {
@@ -256,7 +254,7 @@ func toolCreateRoutine(ctx context.Context, api API, args map[string]any) (any, 
 
 // alreadyRunningAs finds the execution id in the backend's sentence
 // "This routine is already running as execution {id}. …".
-var alreadyRunningAs = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`already running as execution (\d+)`) })
+var alreadyRunningAs = lazyre.New(`already running as execution (\d+)`)
 
 func toolRunRoutine(ctx context.Context, api API, args map[string]any) (any, error) {
 	id, terr := intArg(args, "routine_id")

@@ -267,7 +267,7 @@ func (s *Sim) hSimilar(c *call) *reply {
 
 // ---- why ----
 
-var operatorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(AND|OR|NOT)\b`) })
+var operatorRE = lazyRegexp(`\b(AND|OR|NOT)\b`)
 
 func (s *Sim) hWhy(c *call) *reply {
 	execFilter, qe := c.queryInt("execution_id", 0, nil, nil)
@@ -429,4 +429,11 @@ func (s *Sim) hCredentials(c *call) *reply {
 		creds = append(creds, kv{n, o("present", st == "present", "status", st)})
 	}
 	return okReply(o("keyring_responsive", true, "credentials", creds))
+}
+
+// lazyRegexp compiles a package-level pattern on first use, not at init: every process of the
+// gateway's binary links the simulator and runs its init (the simulator shares no code with
+// the gateway, so it keeps this twin of internal/lazyre).
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }

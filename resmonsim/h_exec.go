@@ -3,16 +3,12 @@ package resmonsim
 import (
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 )
 
-var uuid4RE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-})
+var uuid4RE = lazyRegexp(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 const msgBadRuntimeID = "expected_runtime_id must be a canonical lowercase UUID4"
 

@@ -2,10 +2,8 @@ package resmonsim
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 )
 
 const msgProfileNotFound = "That profile does not exist."
@@ -150,8 +148,8 @@ func (s *Sim) hProfileMatches(c *call) *reply {
 }
 
 var (
-	orcidRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dXx])$`) })
-	rorRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0[a-z0-9]{6}\d{2}$`) })
+	orcidRE = lazyRegexp(`^(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dXx])$`)
+	rorRE   = lazyRegexp(`^0[a-z0-9]{6}\d{2}$`)
 )
 
 func isASCII(s string) bool {
