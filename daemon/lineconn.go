@@ -18,6 +18,7 @@ import (
 
 	"github.com/resmongw/resmongw/internal/sockio"
 	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
 // Bounds of the line transport.
@@ -200,8 +201,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 					// JSON-RPC ids must be unique among requests in flight; the SDK would drop
 					// the second one unanswered, and a client must never be left waiting.
 					id := r.ID
-					c.writeLine(errorLine(&id, jsonrpc.CodeInvalidRequest,
-						"Invalid Request: this id is already used by a request in flight"))
+					c.writeLine(errorLine(&id, jsonrpc.CodeInvalidRequest, endpoint.MsgIDInFlight))
 					continue
 				}
 			case r.Method == "notifications/cancelled":

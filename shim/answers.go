@@ -3,6 +3,8 @@ package shim
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
 // Why the shim answers a request itself (the daemon that had it is gone).
@@ -78,16 +80,13 @@ func withID(line, id []byte) []byte {
 	return append(b, '\n')
 }
 
-// msgDuplicate is the refusal of a request that reused the id of one in flight, as the daemon
-// refuses it; the shim writes it for those the daemon that had them can no longer answer.
-const msgDuplicate = "Invalid Request: this id is already used by a request in flight"
-
-// dupAnswers is the refusals owed to the requests that reused c's id while it was in flight.
+// dupAnswers is the refusals owed to the requests that reused c's id while it was in flight,
+// in the daemon's words (the daemon that had them can no longer answer them).
 func dupAnswers(c *call) [][]byte {
 	var out [][]byte
 	for range c.dups {
 		b := append([]byte(`{"jsonrpc":"2.0","id":`), c.id...)
-		out = append(out, append(b, `,"error":{"code":-32600,"message":"`+msgDuplicate+`"}}`+"\n"...))
+		out = append(out, append(b, `,"error":{"code":-32600,"message":"`+endpoint.MsgIDInFlight+`"}}`+"\n"...))
 	}
 	return out
 }

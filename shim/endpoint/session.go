@@ -19,6 +19,11 @@ import (
 //     those to the next daemon; those it lists were started and their outcome is unknown.
 const SessionProtocol = 1
 
+// MsgIDInFlight is the JSON-RPC Invalid Request (-32600) message of a request whose id is
+// already used by a request in flight on the session: the daemon answers such a request with
+// it at once, and a shim whose daemon went away answers those still owed in the same words.
+const MsgIDInFlight = "Invalid Request: this id is already used by a request in flight"
+
 // Goodbye modes.
 const (
 	GoodbyeRestart = "restart" // another daemon follows: reconnect and go on
