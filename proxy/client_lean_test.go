@@ -175,17 +175,24 @@ func TestLeanReadsSendWhatTheTransportSent(t *testing.T) {
 	}
 }
 
+// wantHealthCalls makes calls successful health reads through c and wants them to have
+// taken conns connections of rb's.
+func wantHealthCalls(t *testing.T, rb *rawBackend, c *Client, calls, conns int) {
+	t.Helper()
+	for range calls {
+		v, err := c.Call(coreCtx(t), &Request{Path: "/api/health"})
+		wantOK(t, v, err)
+	}
+	if n := rb.accepts.Load(); n != int64(conns) {
+		t.Fatalf("%d connections for %d calls, want %d", n, calls, conns)
+	}
+}
+
 func TestLeanReadsReuseAWholeAnswersConnection(t *testing.T) {
 	t.Run("content-length", func(t *testing.T) {
 		rb := newRawBackend(t, func(_ int, _ string, c net.Conn) bool { writeOK(c, ""); return true })
 		c := rb.client(t, nil)
-		for range 3 {
-			v, err := c.Call(coreCtx(t), &Request{Path: "/api/health"})
-			wantOK(t, v, err)
-		}
-		if n := rb.accepts.Load(); n != 1 {
-			t.Fatalf("%d connections for 3 calls", n)
-		}
+		wantHealthCalls(t, rb, c, 3, 1)
 	})
 	t.Run("chunked", func(t *testing.T) {
 		rb := newRawBackend(t, func(_ int, _ string, c net.Conn) bool {
@@ -196,13 +203,7 @@ func TestLeanReadsReuseAWholeAnswersConnection(t *testing.T) {
 			return true
 		})
 		c := rb.client(t, nil)
-		for range 3 {
-			v, err := c.Call(coreCtx(t), &Request{Path: "/api/health"})
-			wantOK(t, v, err)
-		}
-		if n := rb.accepts.Load(); n != 1 {
-			t.Fatalf("%d connections for 3 chunked calls", n)
-		}
+		wantHealthCalls(t, rb, c, 3, 1)
 	})
 	t.Run("an informational answer first", func(t *testing.T) {
 		rb := newRawBackend(t, func(_ int, _ string, c net.Conn) bool {
@@ -237,13 +238,7 @@ func TestLeanReadsDoNotReuseAClosingConnection(t *testing.T) {
 	t.Run("connection close", func(t *testing.T) {
 		rb := newRawBackend(t, func(_ int, _ string, c net.Conn) bool { writeOK(c, "Connection: close\r\n"); return false })
 		c := rb.client(t, &ClientOptions{WarmFor: -1})
-		for range 2 {
-			v, err := c.Call(coreCtx(t), &Request{Path: "/api/health"})
-			wantOK(t, v, err)
-		}
-		if n := rb.accepts.Load(); n != 2 {
-			t.Fatalf("%d connections; want one per answer", n)
-		}
+		wantHealthCalls(t, rb, c, 2, 2)
 	})
 	t.Run("body until close", func(t *testing.T) {
 		rb := newRawBackend(t, func(_ int, _ string, c net.Conn) bool {
@@ -251,13 +246,7 @@ func TestLeanReadsDoNotReuseAClosingConnection(t *testing.T) {
 			return false
 		})
 		c := rb.client(t, &ClientOptions{WarmFor: -1})
-		for range 2 {
-			v, err := c.Call(coreCtx(t), &Request{Path: "/api/health"})
-			wantOK(t, v, err)
-		}
-		if n := rb.accepts.Load(); n != 2 {
-			t.Fatalf("%d connections; want one per answer", n)
-		}
+		wantHealthCalls(t, rb, c, 2, 2)
 	})
 }
 
