@@ -86,20 +86,27 @@ func TestClientTransportErrors(t *testing.T) {
 		})
 		c := NewClient(f.backend(), nil)
 		defer c.Close()
-		cctx, cancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-entered:
-			case <-ctx.Done():
-			}
-			cancel()
-		}()
-		_, err := c.Call(cctx, &Request{Path: "/api/executions"})
-		te := coreToolErr(t, err)
-		if te.Message != MsgCancelled || te.BackendGone {
-			t.Fatalf("%+v", te)
-		}
+		wantCancelledMidCall(t, c, ctx, entered, "/api/executions")
 	})
+}
+
+// wantCancelledMidCall reads path through c, cancels the call once the backend has it
+// (entered), and wants the caller's cancellation as the answer, not the backend's fault.
+func wantCancelledMidCall(t *testing.T, c *Client, ctx context.Context, entered <-chan struct{}, path string) {
+	t.Helper()
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-entered:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	_, err := c.Call(cctx, &Request{Path: path})
+	te := coreToolErr(t, err)
+	if te.Message != MsgCancelled || te.BackendGone {
+		t.Fatalf("%+v", te)
+	}
 }
 
 func TestClient401MeansBackendGone(t *testing.T) {

@@ -365,21 +365,7 @@ func TestLeanReadsStopWhenTheCallerCancels(t *testing.T) {
 		return false
 	})
 	defer close(release)
-	c := rb.client(t, nil)
-	ctx := coreCtx(t)
-	cctx, cancel := context.WithCancel(ctx)
-	go func() {
-		select {
-		case <-entered:
-		case <-ctx.Done():
-		}
-		cancel()
-	}()
-	_, err := c.Call(cctx, &Request{Path: "/api/health"})
-	te := coreToolErr(t, err)
-	if te.Message != MsgCancelled || te.BackendGone {
-		t.Fatalf("%+v", te)
-	}
+	wantCancelledMidCall(t, rb.client(t, nil), coreCtx(t), entered, "/api/health")
 }
 
 // The pool itself: bounded, waiters served as connections come back, a wait bounded by its
