@@ -73,7 +73,7 @@ func scanWith(b []byte, toolName func([]byte) string) (m msgInfo, ok bool) {
 		if (k == "result" || k == "error") && m.id != nil {
 			// An answer whose id came first (the daemon's order): its result is not read.
 			m.response = true
-			m.refusal = m.refusal || k == "error" && bytes.HasPrefix(b[i:], []byte(`{"code":-32600,`))
+			m.refusal = m.refusal || isRefusal(k, b[i:])
 			return m, true
 		}
 		vEnd := skipValue(b, i)
@@ -89,7 +89,7 @@ func scanWith(b []byte, toolName func([]byte) string) (m msgInfo, ok bool) {
 			m.method = methodName(b[i:vEnd])
 		case "result", "error":
 			m.response = true
-			m.refusal = m.refusal || k == "error" && bytes.HasPrefix(b[i:vEnd], []byte(`{"code":-32600,`))
+			m.refusal = m.refusal || isRefusal(k, b[i:vEnd])
 		case "params":
 			if m.method == "tools/call" || m.method == "" {
 				m.tool = nameOf(b[i:vEnd], toolName)
@@ -97,6 +97,12 @@ func scanWith(b []byte, toolName func([]byte) string) (m msgInfo, ok bool) {
 		}
 		i = vEnd
 	}
+}
+
+// isRefusal reports whether the member key: v of an answer is an Invalid Request error, the
+// daemon's refusal of a request whose id was already in flight (its encoder writes "code" first).
+func isRefusal(key string, v []byte) bool {
+	return key == "error" && bytes.HasPrefix(v, []byte(`{"code":-32600,`))
 }
 
 // nameOf is params.name of a params object: "" if none, or if which tool the daemon runs
