@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	if worldTmp != "" {
 		os.RemoveAll(worldTmp)
 	}
-	os.Exit(code)
+	testkit.Exit(code)
 }
 
 func benchWorld(b *testing.B) *World {

@@ -5,13 +5,15 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // The package's tests must not depend on whether the machine running them has a logind
 // runtime directory: by default none is found; tests that need one say so.
 func TestMain(m *testing.M) {
 	isLoginRuntimeDir = func(string) bool { return false }
-	os.Exit(m.Run())
+	testkit.Exit(m.Run())
 }
 
 // fakeLoginRuntimeDir makes the runtime-directory check answer ok and records what it was

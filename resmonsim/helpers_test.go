@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 		_ = json.Unmarshal([]byte(arg), &args)
 		return Main(args, os.Stderr)
 	})
-	os.Exit(m.Run())
+	testkit.Exit(m.Run())
 }
 
 func startSim(t *testing.T, opts Options) *Sim {

@@ -42,7 +42,7 @@ func Build(ctx context.Context, dir string, race bool) (string, error) {
 // afterPass (nil for none; its error fails the run), then exits. The directory is
 // world-readable so a helper running as another user can execute the binary.
 func MainWithBinary(m *testing.M, bin *string, race bool, afterPass func() error) {
-	os.Exit(runWithBinary(m, bin, race, afterPass))
+	Exit(runWithBinary(m, bin, race, afterPass))
 }
 
 // noRaceExitSleepInherited puts NoRaceExitSleep into this process's environment (GORACE is

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 	RunHelper("echo", func(arg string) int { os.Stdout.WriteString("helper got " + arg); return 3 })
 	RunHelper("term-exits", func(string) int { return waitSignal(false) })
 	RunHelper("term-ignored", func(string) int { return waitSignal(true) })
-	os.Exit(m.Run())
+	Exit(m.Run())
 }
 
 // waitSignal says it is ready, then exits 0 on SIGTERM, or (ignore) keeps running through it.
