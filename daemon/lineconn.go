@@ -71,6 +71,9 @@ type lineTransport struct {
 	c     net.Conn
 	br    *bufio.Reader // the preamble's reader: bytes the client sent after it are already here
 	drain time.Duration // bound on answers owed after a half-close; 0 means drainWait
+	// frameLimit is the longest inbound line accepted, newline included; 0 means maxFrame.
+	// Tests set a small one: moving 16 MiB lines through the race detector took seconds.
+	frameLimit int
 	// goodbye: the client speaks the session protocol, so a graceful stop ends the stream
 	// with a goodbye line (session_drain.go).
 	goodbye bool
@@ -83,11 +86,15 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if drain <= 0 {
 		drain = drainWait
 	}
+	frameLimit := t.frameLimit
+	if frameLimit <= 0 {
+		frameLimit = maxFrame
+	}
 	// The socket's bytes through sockio (see its doc); what the preamble's reader already
 	// holds (the session's first lines may have come with the preamble) is read first.
 	rw := sockio.ReadWriter(t.c)
 	br := bufio.NewReaderSize(io.MultiReader(io.LimitReader(t.br, int64(t.br.Buffered())), rw), t.br.Size())
-	t.conn = &lineConn{c: t.c, w: rw, br: br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
+	t.conn = &lineConn{c: t.c, w: rw, br: br, drain: drain, frameLimit: frameLimit, pending: map[jsonrpc.ID]struct{}{},
 		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{}),
 		goodbye: t.goodbye, stopping: make(chan struct{})}
 	return t.conn, nil
@@ -105,6 +112,8 @@ type lineConn struct {
 	w     io.Writer // c's writes (through sockio where it can)
 	br    *bufio.Reader
 	drain time.Duration // see lineTransport.drain
+	// frameLimit: see lineTransport.frameLimit.
+	frameLimit int
 
 	line []byte // reader only: the frame being assembled
 
@@ -145,7 +154,7 @@ func (c *lineConn) Close() error {
 	return c.closeErr
 }
 
-// errFrameTooLong: a line over maxFrame was read and thrown away.
+// errFrameTooLong: a line over the frame limit was read and thrown away.
 var errFrameTooLong = errors.New("frame too long")
 
 // Read returns the next JSON-RPC message. Lines that are not one are answered with a
@@ -174,7 +183,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		switch {
 		case errors.Is(err, errFrameTooLong):
 			c.writeLine(errorLine(nil, jsonrpc.CodeInvalidRequest,
-				"Invalid Request: message longer than "+strconv.Itoa(maxFrame)+" bytes"))
+				"Invalid Request: message longer than "+strconv.Itoa(c.frameLimit)+" bytes"))
 			continue
 		case err != nil:
 			return nil, c.readEnded(ctx, err)
@@ -280,7 +289,7 @@ func (c *lineConn) waitIdle(ctx context.Context) {
 
 // readFrame reads one line without its "\n" (a "\r" before it is JSON whitespace, trimmed
 // later). A last line without a newline is a frame too; EOF comes on the next call. A line
-// over maxFrame is consumed without being kept and reported as errFrameTooLong.
+// over the frame limit is consumed without being kept and reported as errFrameTooLong.
 func (c *lineConn) readFrame() ([]byte, error) {
 	if cap(c.line) > keepBuffer {
 		c.line = nil
@@ -290,7 +299,7 @@ func (c *lineConn) readFrame() ([]byte, error) {
 	for {
 		chunk, err := c.br.ReadSlice('\n')
 		if !tooLong {
-			if len(c.line)+len(chunk) > maxFrame {
+			if len(c.line)+len(chunk) > c.frameLimit {
 				tooLong, c.line = true, c.line[:0]
 			} else {
 				c.line = append(c.line, chunk...)

@@ -59,7 +59,7 @@ func newTestLineConn(t *testing.T) (*lineConn, *countingConn, *net.UnixConn, *bu
 	t.Helper()
 	s, c := socketPair(t)
 	cc := &countingConn{UnixConn: s}
-	mc, err := (&lineTransport{c: cc, br: bufio.NewReaderSize(cc, 4096)}).Connect(context.Background())
+	mc, err := (&lineTransport{c: cc, br: bufio.NewReaderSize(cc, 4096), frameLimit: testFrameLimit}).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +67,25 @@ func newTestLineConn(t *testing.T) (*lineConn, *countingConn, *net.UnixConn, *bu
 	t.Cleanup(func() { _ = lc.Close() })
 	_ = c.SetDeadline(time.Now().Add(lineConnLimit))
 	return lc, cc, c, bufio.NewReader(c)
+}
+
+// testFrameLimit is newTestLineConn's line bound: well above keepBuffer, so a message under
+// it still takes a buffer the connection must give back, and small enough that lines over it
+// cost the race detector milliseconds, not the seconds 16 MiB lines took.
+const testFrameLimit = 4 * keepBuffer
+
+// Without a limit of its own a connection takes the SDK's default, 16 MiB: a harness may send
+// a tool call's arguments of several MiB.
+func TestLineConnDefaultFrameLimitIsTheSDKs(t *testing.T) {
+	s, _ := socketPair(t)
+	mc, err := (&lineTransport{c: s, br: bufio.NewReader(s)}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close()
+	if got := mc.(*lineConn).frameLimit; got != 16<<20 {
+		t.Fatalf("default frame limit %d", got)
+	}
 }
 
 // lineConnLimit bounds a line-transport test; generous, since moving tens of MiB under -race
@@ -163,16 +182,14 @@ func TestLineConnParseErrorBytes(t *testing.T) {
 	}
 }
 
-// A message of several MiB is read whole; a line over the bound is thrown away with an
+// A message of many times the kept buffer is read whole; a line over the bound is thrown away with an
 // error reply, the bytes after it are read as the next message, and the connection does not
 // keep the big buffers afterwards.
 func TestLineConnHugeAndOverlongLines(t *testing.T) {
-	t.Parallel() // CPU-bound under -race: overlaps the end-to-end tests' waits
+	t.Parallel()
 	lc, _, client, br := newTestLineConn(t)
-	big := strings.Repeat("x", 6<<20)
-	tooBig := strings.Repeat("y", maxFrame+(1<<20))
-	// Written without fmt's %q: quoting 23 MiB rune by rune was a fifth of the test's CPU
-	// under -race, and x and y need no escaping.
+	big := strings.Repeat("x", testFrameLimit/2)
+	tooBig := strings.Repeat("y", testFrameLimit+keepBuffer)
 	go func() {
 		w := bufio.NewWriter(client)
 		_, _ = w.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"blob":"` + big + `"}}` + "\n")
@@ -186,7 +203,7 @@ func TestLineConnHugeAndOverlongLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	if r := msg.(*jsonrpc.Request); r.ID.Raw() != int64(1) || string(r.Params) != `{"blob":"`+big+`"}` {
-		t.Fatalf("the 6 MiB message was not read whole")
+		t.Fatalf("the message under the limit was not read whole")
 	}
 	msg, err = lc.Read(ctx)
 	if err != nil {
@@ -216,7 +233,7 @@ func TestLineConnOverlongAtEOF(t *testing.T) {
 	t.Parallel() // CPU-bound under -race: overlaps the end-to-end tests' waits
 	lc, _, client, br := newTestLineConn(t)
 	go func() {
-		_, _ = client.Write(bytes.Repeat([]byte("z"), maxFrame+10))
+		_, _ = client.Write(bytes.Repeat([]byte("z"), testFrameLimit+10))
 		_ = client.CloseWrite()
 	}()
 	if _, err := lc.Read(readCtx(t)); !errors.Is(err, io.EOF) {
@@ -268,7 +285,7 @@ func TestLineConnPartialLastLineAndDrain(t *testing.T) {
 func TestLineConnConcurrentWrites(t *testing.T) {
 	t.Parallel() // CPU-bound under -race: overlaps the end-to-end tests' waits
 	lc, _, client, br := newTestLineConn(t)
-	const writers, each = 16, 40
+	const writers, each = 8, 20
 	payload := strings.Repeat("p", 20000) // larger than a socket write chunk
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
