@@ -83,14 +83,28 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if drain <= 0 {
 		drain = drainWait
 	}
-	// The socket's bytes through sockio (see its doc); what the preamble's reader already
-	// holds (the session's first lines may have come with the preamble) is read first.
-	rw := sockio.ReadWriter(t.c)
+	// The socket's bytes through sockio (see its doc): out of the runtime's poller where it
+	// can (sockio.Quiet: the shim reading an answer no longer wakes the daemon), else raw on
+	// the net.Conn. What the preamble's reader already holds (the session's first lines may
+	// have come with the preamble) is read first.
+	var sock sessionSocket = t.c
+	var rw io.ReadWriter
+	if q := sockio.NewQuiet(t.c); q != nil {
+		sock, rw = q, q
+	} else {
+		rw = sockio.ReadWriter(t.c)
+	}
 	br := bufio.NewReaderSize(io.MultiReader(io.LimitReader(t.br, int64(t.br.Buffered())), rw), t.br.Size())
-	t.conn = &lineConn{c: t.c, w: rw, br: br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
+	t.conn = &lineConn{c: sock, w: rw, br: br, drain: drain, pending: map[jsonrpc.ID]struct{}{},
 		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{}),
 		goodbye: t.goodbye, stopping: make(chan struct{})}
 	return t.conn, nil
+}
+
+// sessionSocket is what lineConn does with its socket besides reading and writing.
+type sessionSocket interface {
+	Close() error
+	SetReadDeadline(time.Time) error
 }
 
 // lineConn is one session's connection. Read is called by one goroutine at a time (the
@@ -101,7 +115,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 // `printf '<requests>' | resmongw stdio` would print nothing; Read therefore holds the EOF
 // back until every request read so far has been answered (or the drain bound passes).
 type lineConn struct {
-	c     net.Conn
+	c     sessionSocket
 	w     io.Writer // c's writes (through sockio where it can)
 	br    *bufio.Reader
 	drain time.Duration // see lineTransport.drain
