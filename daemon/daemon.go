@@ -452,6 +452,13 @@ func (d *daemon) shutdown(mode stopMode) {
 	for c := range conns {
 		c.Close()
 	}
+	// A session's socket belongs to its lineConn (out of the runtime's poller: sockio.Quiet),
+	// so closing the accepted conn above does not close it; this does.
+	for _, s := range sessions {
+		if s.lc != nil {
+			_ = s.lc.Close()
+		}
+	}
 	d.targets.closeAll()
 	waitBounded(&d.wg, forceWait)
 }

@@ -90,14 +90,28 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if frameLimit <= 0 {
 		frameLimit = maxFrame
 	}
-	// The socket's bytes through sockio (see its doc); what the preamble's reader already
-	// holds (the session's first lines may have come with the preamble) is read first.
-	rw := sockio.ReadWriter(t.c)
+	// The socket's bytes through sockio (see its doc): out of the runtime's poller where it
+	// can (sockio.Quiet: the shim reading an answer no longer wakes the daemon), else raw on
+	// the net.Conn. What the preamble's reader already holds (the session's first lines may
+	// have come with the preamble) is read first.
+	var sock sessionSocket = t.c
+	var rw io.ReadWriter
+	if q := sockio.NewQuiet(t.c); q != nil {
+		sock, rw = q, q
+	} else {
+		rw = sockio.ReadWriter(t.c)
+	}
 	br := bufio.NewReaderSize(io.MultiReader(io.LimitReader(t.br, int64(t.br.Buffered())), rw), t.br.Size())
-	t.conn = &lineConn{c: t.c, w: rw, br: br, drain: drain, frameLimit: frameLimit, pending: map[jsonrpc.ID]struct{}{},
+	t.conn = &lineConn{c: sock, w: rw, br: br, drain: drain, frameLimit: frameLimit, pending: map[jsonrpc.ID]struct{}{},
 		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{}),
 		goodbye: t.goodbye, stopping: make(chan struct{})}
 	return t.conn, nil
+}
+
+// sessionSocket is what lineConn does with its socket besides reading and writing.
+type sessionSocket interface {
+	Close() error
+	SetReadDeadline(time.Time) error
 }
 
 // lineConn is one session's connection. Read is called by one goroutine at a time (the
@@ -108,7 +122,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 // `printf '<requests>' | resmongw stdio` would print nothing; Read therefore holds the EOF
 // back until every request read so far has been answered (or the drain bound passes).
 type lineConn struct {
-	c     net.Conn
+	c     sessionSocket
 	w     io.Writer // c's writes (through sockio where it can)
 	br    *bufio.Reader
 	drain time.Duration // see lineTransport.drain
@@ -433,6 +447,50 @@ type wireMessage struct {
 	Error   json.RawMessage `json:"error"`
 }
 
+// wireFields are wireMessage's keys, as encoding/json matches them exactly.
+var wireFields = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// scanWireMessage is json.Unmarshal of the valid object frame into a wireMessage, without
+// encoding/json's second scan and reflection; the values are slices of frame, which the
+// caller gives away. It reports false, with nothing decided, when a key would need
+// encoding/json's reading (an escape, a byte outside ASCII, one of the fields in other
+// letters); the caller then decodes the frame with encoding/json. A key repeated keeps its
+// last value, as with json.Unmarshal.
+func scanWireMessage(frame []byte) (wireMessage, bool) {
+	var w wireMessage
+	plain := true
+	ok := proxy.ObjectMembers(frame, func(key, value []byte) {
+		switch string(key) {
+		case "jsonrpc":
+			w.JSONRPC = value
+		case "id":
+			w.ID = value
+		case "method":
+			w.Method = value
+		case "params":
+			w.Params = value
+		case "result":
+			w.Result = value
+		case "error":
+			w.Error = value
+		default:
+			if !proxy.PlainJSONKey(key) {
+				plain = false
+				return
+			}
+			for _, f := range wireFields {
+				if proxy.FoldsTo(key, f) {
+					plain = false
+				}
+			}
+		}
+	})
+	if !ok || !plain {
+		return wireMessage{}, false
+	}
+	return w, true
+}
+
 // decodeFrame turns a non-blank line into a request or a response, or into the error line
 // that answers it.
 func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
@@ -446,9 +504,15 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 			return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a message must be a JSON object")
 		}
 	}
-	var w wireMessage
-	if err := json.Unmarshal(frame, &w); err != nil {
+	if !json.Valid(frame) {
 		return nil, parseErrorLine
+	}
+	w, ok := scanWireMessage(bytes.Clone(frame))
+	if !ok {
+		// A key that needs encoding/json's reading (escapes, other letter cases).
+		if err := json.Unmarshal(frame, &w); err != nil {
+			return nil, parseErrorLine
+		}
 	}
 	id, idErr := parseID(w.ID)
 	var replyID *jsonrpc.ID
@@ -464,8 +528,8 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, idErr)
 	}
 	if len(w.Method) > 0 {
-		var method string
-		if w.Method[0] != '"' || json.Unmarshal(w.Method, &method) != nil {
+		method, ok := proxy.PlainJSONString(w.Method)
+		if !ok && (w.Method[0] != '"' || json.Unmarshal(w.Method, &method) != nil) {
 			return nil, errorLine(replyID, jsonrpc.CodeInvalidRequest, `Invalid Request: "method" must be a string`)
 		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil

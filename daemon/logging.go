@@ -34,10 +34,15 @@ func newLoggerTo(path string, stderr bool, noise io.Writer) (*zap.Logger, func()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	// The file sink is buffered: a write syscall per tool call was a visible part of a call's
 	// cost. Entries reach the file within a second, at once when 256 KiB pile up, and on Stop
-	// (shutdown); only a SIGKILL can lose the last second. A flush never splits an entry, so
+	// (shutdown); only a SIGKILL can lose the last second of reads. A flush never splits an entry, so
 	// scrubbing whole flushes is as safe as scrubbing each entry.
+	//
+	// Two kinds of entry are not left in the buffer: warnings and errors, and the record of
+	// a write call (a "write" field that is true). Each is written to the file at once, with
+	// what was buffered before it, so the line that explains a failure and the record of
+	// every write to resmon survive even a SIGKILL. Reads, nearly every call, stay buffered.
 	file := newLogSink(scrubWriter{lj}, 256<<10, time.Second, noise)
-	cores := []zapcore.Core{zapcore.NewCore(zapcore.NewJSONEncoder(enc), file, zap.InfoLevel)}
+	cores := []zapcore.Core{flushCore{Core: zapcore.NewCore(zapcore.NewJSONEncoder(enc), file, zap.InfoLevel), flush: file.Sync}}
 	if stderr {
 		cores = append(cores, zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(scrubWriter{os.Stderr})), zap.InfoLevel))
 	}
@@ -61,6 +66,44 @@ func openLogFile(path string) error {
 		return fmt.Errorf("log directory: %w", err)
 	}
 	return checkLogFile(path)
+}
+
+// flushCore writes through its core and flushes the sink at once after the entries that
+// must not wait in the buffer (see newLoggerTo): warn and above, and a write call's record.
+type flushCore struct {
+	zapcore.Core
+	flush func() error
+	write bool // a "write": true field came with With
+}
+
+func (c flushCore) With(fs []zapcore.Field) zapcore.Core {
+	return flushCore{Core: c.Core.With(fs), flush: c.flush, write: c.write || hasWriteField(fs)}
+}
+
+func (c flushCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c flushCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
+	err := c.Core.Write(e, fs)
+	if e.Level >= zapcore.WarnLevel || c.write || hasWriteField(fs) {
+		_ = c.flush()
+	}
+	return err
+}
+
+// hasWriteField reports a boolean "write" field that is true: the call log's mark of a
+// write call (recordCall).
+func hasWriteField(fs []zapcore.Field) bool {
+	for _, f := range fs {
+		if f.Key == "write" && f.Type == zapcore.BoolType && f.Integer == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // scrubWriter removes registered tokens from encoded log bytes: the last line of defence,

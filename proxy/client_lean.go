@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -383,6 +384,26 @@ func (c *Client) leanAttempt(ctx context.Context, uri string, deadline time.Time
 	st.written = true
 
 	lc.lr.read, lc.lr.limit = 0, maxResponseHeaderBytes
+	if _, perr := lc.br.Peek(1); perr != nil {
+		// As http.ReadResponse reports a failure before the status line's first byte.
+		if perr == io.EOF {
+			perr = io.ErrUnexpectedEOF
+		}
+		if lc.reused && lc.lr.read == 0 && ctx.Err() == nil && isConnGone(perr) {
+			return staleFail(perr)
+		}
+		return fail(perr, isTimeout(perr))
+	}
+	// The usual answer's head, whole in the buffer, is read here (client_lean_head.go);
+	// any other is left there for http.ReadResponse.
+	buffered, _ := lc.br.Peek(lc.br.Buffered())
+	if end := bytes.Index(buffered, []byte("\r\n\r\n")); end >= 0 {
+		if h, ok := plainAnswerHead(buffered[:end+4]); ok {
+			_, _ = lc.br.Discard(end + 4)
+			lc.lr.limit = math.MaxInt64
+			return c.leanPlainBody(lc, h, &reusable, fail)
+		}
+	}
 	var resp *http.Response
 	for i := 0; ; i++ {
 		resp, err = http.ReadResponse(lc.br, nil)
@@ -431,6 +452,29 @@ func (c *Client) leanAttempt(ctx context.Context, uri string, deadline time.Time
 	}
 	ans.body = body
 	reusable = n <= limit && !resp.Close
+	return ans, false, nil
+}
+
+// leanPlainBody reads the body of an answer whose head plainAnswerHead read, as the
+// general path reads one of announced length: refused unread past the bound, and
+// io.ErrUnexpectedEOF for one cut short, as net/http's body reader says.
+func (c *Client) leanPlainBody(lc *leanConn, h plainHead, reusable *bool, fail func(error, bool) (*leanAnswer, bool, error)) (*leanAnswer, bool, error) {
+	ans := &leanAnswer{status: h.status, contentType: h.contentType}
+	if limit := c.opts.MaxResponseBytes; h.length > limit {
+		ans.n = limit + 1 // refused before a byte of it is read; the connection is closed
+		return ans, false, nil
+	}
+	body := make([]byte, h.length)
+	n, err := io.ReadFull(lc.br, body)
+	ans.n = int64(n)
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return fail(err, isTimeout(err))
+	}
+	ans.body = body
+	*reusable = true
 	return ans, false, nil
 }
 

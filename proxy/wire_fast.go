@@ -56,6 +56,81 @@ type fastParams struct {
 	Meta      map[string]json.RawMessage `json:"_meta"`
 }
 
+// fastParamsRead is what tryFast needs of tools/call params: the name (nil when absent or
+// null), the arguments as they came, and whether _meta holds a protocol field.
+type fastParamsRead struct {
+	name         *string
+	arguments    json.RawMessage
+	protocolMeta bool
+}
+
+// readFastParams reads params as json.Unmarshal into fastParams would (ok false where it
+// fails), scanning the object once where every key is plain (ObjectMembers) and going through
+// encoding/json otherwise.
+func readFastParams(params json.RawMessage) (fastParamsRead, bool) {
+	var r fastParamsRead
+	if len(params) == 0 || !json.Valid(params) {
+		return r, false
+	}
+	plain, typed := true, true
+	scanned := ObjectMembers(params, func(key, value []byte) {
+		switch string(key) {
+		case "name":
+			switch {
+			case string(value) == "null":
+				r.name = nil
+			case value[0] == '"':
+				s, ok := PlainJSONString(value)
+				if !ok && json.Unmarshal(value, &s) != nil {
+					typed = false
+				}
+				r.name = &s
+			default:
+				typed = false
+			}
+		case "arguments":
+			r.arguments = value
+		case "_meta":
+			switch {
+			case string(value) == "null":
+				r.protocolMeta = false // json.Unmarshal sets the map to nil
+			case value[0] == '{':
+				// A repeated _meta adds its keys to the map the first one made.
+				if !ObjectMembers(value, func(k, _ []byte) {
+					if !PlainJSONKey(k) {
+						plain = false
+					} else if strings.HasPrefix(string(k), "io.modelcontextprotocol/") {
+						r.protocolMeta = true
+					}
+				}) {
+					plain = false
+				}
+			default:
+				typed = false
+			}
+		default:
+			if !PlainJSONKey(key) || FoldsTo(key, "name") || FoldsTo(key, "arguments") || FoldsTo(key, "_meta") {
+				plain = false
+			}
+		}
+	})
+	if scanned && plain {
+		return r, typed
+	}
+	// Not a plain object (or not an object at all): encoding/json decides.
+	var p fastParams
+	if json.Unmarshal(params, &p) != nil {
+		return fastParamsRead{}, false
+	}
+	r = fastParamsRead{name: p.Name, arguments: p.Arguments}
+	for k := range p.Meta {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			r.protocolMeta = true
+		}
+	}
+	return r, true
+}
+
 // tryFast serves req on the fast path and reports whether it did. It declines (the SDK
 // serves the request) unless the request is a tools/call with an id not already in flight,
 // params that decode plainly, a tool name the table has, and no protocol fields in _meta
@@ -65,16 +140,11 @@ func (c *wireConn) tryFast(req *jsonrpc.Request) bool {
 	if d == nil || req.Method != methodCallTool || !req.ID.IsValid() {
 		return false
 	}
-	var p fastParams
-	if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil || p.Name == nil {
+	p, ok := readFastParams(req.Params)
+	if !ok || p.name == nil || p.protocolMeta {
 		return false
 	}
-	for k := range p.Meta {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
-			return false
-		}
-	}
-	t, ok := d.byName[*p.Name]
+	t, ok := d.byName[*p.name]
 	if !ok {
 		return false
 	}
@@ -88,7 +158,7 @@ func (c *wireConn) tryFast(req *jsonrpc.Request) bool {
 	c.inflight[req.ID] = inflight{kind: kindToolsCall, cancel: cancel}
 	c.fastWG.Add(1)
 	c.mu.Unlock()
-	go c.serveFast(ctx, cancel, d, t, req.ID, p.Arguments)
+	go c.serveFast(ctx, cancel, d, t, req.ID, p.arguments)
 	return true
 }
 
