@@ -142,6 +142,53 @@ func TestPipelinedCallsStayBounded(t *testing.T) {
 	t.Logf("peak: %d descriptors (%d before), %d backend connections", maxFDs.Load(), baseFDs, maxBackend.Load())
 }
 
+// A session that ends gives back every descriptor it took: its socket is out of the runtime's
+// poller (sockio.Quiet, a duplicate of the accepted descriptor and an epoll set of its own),
+// so neither closing the accepted conn nor the runtime closes it; the session's end must.
+func TestEndedSessionsGiveBackTheirDescriptors(t *testing.T) {
+	t.Parallel()
+	w, sim, _ := servedWorld(t)
+	d := w.DaemonPID()
+	session := func() {
+		h := w.startRawHarness(simEnv(sim)...)
+		if err := h.Send(testkit.InitializeRequest(`"init"`, "2025-06-18", "fds")); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Send(testkit.InitializedNotification); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Send(testkit.ToolCall("1", "health", "")); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.WaitIDs(30*time.Second, `"init"`, "1"); err != nil {
+			t.Fatal(err)
+		}
+		_ = h.CloseStdin()
+		select {
+		case <-h.Proc.Done():
+		case <-time.After(30 * time.Second):
+			t.Fatal("the shim did not exit after its stdin closed")
+		}
+	}
+	// The daemon's own descriptors, not counting backend connections (the pool keeps some
+	// warm and drops them when idle, on its own schedule).
+	own := func() int {
+		f := fds(t, d)
+		return len(f) - backendConns(d, f, sim.Port())
+	}
+	session() // the target, its watcher and its client exist from here on
+	testkit.WaitFor(t, 30*time.Second, func() bool { return sessionsOpen(t, w) == 0 }, "the first session to close")
+	base := own()
+	for range 5 {
+		session()
+	}
+	testkit.WaitFor(t, 30*time.Second, func() bool { return sessionsOpen(t, w) == 0 }, "the sessions to close")
+	// The session list empties before the last close returns: wait for the count to settle.
+	if !testkit.Poll(testkit.Context(t, 30*time.Second), func() bool { return own() <= base }) {
+		t.Fatalf("the daemon holds %d descriptors after five sessions ended, %d before:\n%v", own(), base, fds(t, d))
+	}
+}
+
 // fds is the set of a process's open descriptors' targets.
 func fds(t *testing.T, pid int) []string {
 	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
