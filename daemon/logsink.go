@@ -23,29 +23,22 @@ type logSink struct {
 	failing    bool
 	dropped    int // entries lost since writes began failing
 	lastReport time.Time
-	stop       chan struct{}
-	done       chan struct{}
-	stopOnce   sync.Once
+	every      time.Duration
+	// flush is armed by the first entry into an empty buffer and fires every after it, so
+	// an idle daemon is not woken once a second for nothing (a ticker did that); armed says
+	// it is pending. stopped: after Stop, entries are written at once.
+	flush   *time.Timer
+	armed   bool
+	stopped bool
 }
 
 // noiseEvery bounds how often a failing log file is reported while it keeps failing.
 const noiseEvery = time.Minute
 
 func newLogSink(w io.Writer, size int, every time.Duration, noise io.Writer) *logSink {
-	s := &logSink{w: w, noise: noise, size: size, buf: make([]byte, 0, size), stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				_ = s.Sync()
-			case <-s.stop:
-				return
-			}
-		}
-	}()
+	s := &logSink{w: w, noise: noise, size: size, buf: make([]byte, 0, size), every: every}
+	s.flush = time.AfterFunc(time.Hour, func() { _ = s.Sync() })
+	s.flush.Stop()
 	return s
 }
 
@@ -53,8 +46,12 @@ func (s *logSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.buf = append(s.buf, p...)
-	if len(s.buf) >= s.size {
+	switch {
+	case len(s.buf) >= s.size || s.stopped:
 		s.flushLocked()
+	case !s.armed:
+		s.armed = true
+		s.flush.Reset(s.every)
 	}
 	return len(p), nil
 }
@@ -67,14 +64,20 @@ func (s *logSink) Sync() error {
 	return nil
 }
 
-// Stop ends the periodic flush and flushes what is left.
+// Stop flushes what is left; entries written after it go to the file at once.
 func (s *logSink) Stop() {
-	s.stopOnce.Do(func() { close(s.stop) })
-	<-s.done
-	_ = s.Sync()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	s.flush.Stop()
+	s.flushLocked()
 }
 
 func (s *logSink) flushLocked() {
+	if s.armed {
+		s.armed = false
+		s.flush.Stop()
+	}
 	if len(s.buf) == 0 {
 		return
 	}

@@ -2,11 +2,13 @@ package daemon
 
 import (
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -114,5 +116,29 @@ func TestLogResumesAfterDiskFull(t *testing.T) {
 	}
 	if !strings.Contains(noise.String(), "can be written again") {
 		t.Fatalf("stderr does not say logging resumed:\n%s", noise.String())
+	}
+}
+
+// An entry reaches the file by itself within the flush period, a sink with nothing buffered
+// has no flush pending (an idle daemon is not woken for its log), and after Stop entries are
+// written at once.
+func TestLogSinkFlushesWithinThePeriodAndSleepsWhenEmpty(t *testing.T) {
+	var file testkit.SyncBuffer
+	s := newLogSink(&file, 1<<20, 10*time.Millisecond, io.Discard)
+	defer s.Stop()
+	pending := func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.armed }
+	if pending() {
+		t.Fatal("a new sink has a flush pending")
+	}
+	_, _ = s.Write([]byte("one\n"))
+	testkit.WaitFor(t, 10*time.Second, func() bool { return file.String() == "one\n" }, "the entry to reach the file")
+	if pending() {
+		t.Fatal("a flush is pending with nothing buffered")
+	}
+	_, _ = s.Write([]byte("two\n"))
+	s.Stop()
+	_, _ = s.Write([]byte("three\n"))
+	if got := file.String(); got != "one\ntwo\nthree\n" {
+		t.Fatalf("file %q", got)
 	}
 }
