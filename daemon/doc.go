@@ -19,8 +19,11 @@
 //     one watcher, upstream and MCP server per distinct environment (targets.go), so two
 //     harnesses pointing at two resmon instances never share answers. The reply line says
 //     OK; the session is registered for status.
-//  4. Line transport (lineconn.go). lineConn frames newline-delimited JSON-RPC with
-//     encoding/json. A line that is not a message gets its JSON-RPC error and the session
+//  4. Line transport (lineconn.go). lineConn frames newline-delimited JSON-RPC: a line
+//     is checked with json.Valid and its top level split in one pass when every key is
+//     plain (encoding/json otherwise). Its socket is out of the runtime's poller
+//     (internal/sockio Quiet: waited on for readable only, so the shim reading an answer
+//     does not wake the daemon). A line that is not a message gets its JSON-RPC error and the session
 //     goes on; the id of every request read is kept until it is answered, so a half-close
 //     (the harness closed stdin) ends the session only after the answers owed are out.
 //  5. Wire wrapper (proxy/wire.go). Between lineConn and the SDK: it notes which request
