@@ -85,3 +85,45 @@ func TestDiscoverRefusesAnotherUsersListener(t *testing.T) {
 	}
 	assertNoSecret(t, tok, u)
 }
+
+// Both owner lookups, netlink's and the /proc fallback, find a connection to our own listener
+// on IPv4 and IPv6 loopback; a pair that is neither a connection nor a listener is not found,
+// so verification fails closed.
+func TestOwnerLookupsFindOurConnection(t *testing.T) {
+	for _, network := range []string{"tcp4", "tcp6"} {
+		addr := map[string]string{"tcp4": "127.0.0.1:0", "tcp6": "[::1]:0"}[network]
+		ln, err := net.Listen(network, addr)
+		if err != nil {
+			t.Logf("%s: %v", network, err) // no ::1 on this machine
+			continue
+		}
+		c, err := net.Dial(network, ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		local, remote := c.LocalAddr().(*net.TCPAddr), c.RemoteAddr().(*net.TCPAddr)
+		if _, err := sockDiagUID(remote, local); err != nil {
+			t.Errorf("%s: sock_diag: %v", network, err)
+		}
+		if _, err := procNetUID(remote, local); err != nil {
+			t.Errorf("%s: /proc/net: %v", network, err)
+		}
+		dead := &net.TCPAddr{IP: remote.IP, Port: deadPortOn(t, network)}
+		if _, err := sockDiagUID(dead, &net.TCPAddr{IP: local.IP, Port: 1}); !errors.Is(err, errNoSocket) {
+			t.Errorf("%s: a connection that does not exist: %v", network, err)
+		}
+		c.Close()
+		ln.Close()
+	}
+}
+
+func deadPortOn(t *testing.T, network string) int {
+	t.Helper()
+	ln, err := net.Listen(network, map[string]string{"tcp4": "127.0.0.1:0", "tcp6": "[::1]:0"}[network])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return p
+}
