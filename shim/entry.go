@@ -234,8 +234,24 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 		go r.readerLoop(br, 1)
 	}
 
-	tick := time.NewTicker(parentPoll)
-	defer tick.Stop()
+	// The harness's death without closing our stdin: its exit where the kernel reports it
+	// (watchExit), else a check every parentPoll.
+	parentExit, stopWatch := watchExit(r.ppid, func() bool { return os.Getppid() == r.ppid })
+	defer stopWatch()
+	var parentTick <-chan time.Time
+	var tick *time.Ticker
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
+	pollParent := func() {
+		tick = time.NewTicker(parentPoll)
+		parentTick = tick.C
+	}
+	if parentExit == nil {
+		pollParent()
+	}
 	var drain <-chan time.Time
 	// A reconnect runs beside this loop, so a signal or the harness's death still ends us at
 	// once; the next connection's end waits in r.events until it is done.
@@ -272,9 +288,15 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 			return 0 // the harness hung up and the daemon never closed; don't linger forever
 		case <-sigs:
 			return 0
-		case <-tick.C:
+		case <-parentExit:
 			if os.Getppid() != r.ppid {
 				return 0 // reparented: the harness died without closing our stdin
+			}
+			parentExit = nil // the watch ended without the exit: poll from now on
+			pollParent()
+		case <-parentTick:
+			if os.Getppid() != r.ppid {
+				return 0
 			}
 		}
 	}

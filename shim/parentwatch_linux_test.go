@@ -1,0 +1,69 @@
+package shim
+
+import (
+	"os/exec"
+	"testing"
+	"time"
+)
+
+// The pidfd watch reports a process's end when it comes, not before; a parent already gone
+// when the watch starts is reported at once; stop ends the watch.
+func TestWatchExitReportsTheEndOfAProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "120")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	gone, stop := watchExit(cmd.Process.Pid, func() bool { return true })
+	defer stop()
+	if gone == nil {
+		t.Skip("no pidfd_open here (Linux before 5.3 or a sandbox): the shim polls its parent")
+	}
+	select {
+	case <-gone:
+		t.Fatal("reported gone while it runs")
+	default:
+	}
+	_ = cmd.Process.Kill()
+	select {
+	case <-gone:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the end of the process was not reported")
+	}
+}
+
+func TestWatchExitOfAParentAlreadyGone(t *testing.T) {
+	cmd := exec.Command("sleep", "120")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	gone, stop := watchExit(cmd.Process.Pid, func() bool { return false })
+	defer stop()
+	if gone == nil {
+		t.Skip("no pidfd_open here")
+	}
+	select {
+	case <-gone:
+	default:
+		t.Fatal("a parent that is no longer ours was not reported at once")
+	}
+}
+
+func TestWatchExitStopEndsTheWatch(t *testing.T) {
+	cmd := exec.Command("sleep", "120")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	gone, stop := watchExit(cmd.Process.Pid, func() bool { return true })
+	if gone == nil {
+		t.Skip("no pidfd_open here")
+	}
+	stop()
+	select {
+	case <-gone:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch goroutine did not end after stop")
+	}
+}
