@@ -3,6 +3,7 @@ package shim
 import (
 	"io"
 	"net"
+	"time"
 
 	"github.com/resmongw/resmongw/internal/sockio"
 )
@@ -15,16 +16,53 @@ import (
 // does every wait; only descriptors that are in it (the daemon's socket, the harness's pipes
 // as polledStdin and polledStdout reopen them) are read raw, anything else as it is.
 
-// daemonConn is the connection to the daemon, read and written through sockio where it can
-// be. One goroutine reads it at a time (the reply, then readerLoop) and writes hold wmu.
+// daemonConn is the connection to the daemon. Where it can be (Linux), its socket is out of
+// the runtime's poller (sockio.Quiet): the poller watches a socket for writable too, and the
+// daemon reading each request made the shim's socket writable, which woke the shim for
+// nothing once per call; a Quiet socket is waited on for readable only. Elsewhere it is read
+// and written through sockio where it can be. One goroutine reads it at a time (the reply,
+// then readerLoop) and writes hold wmu.
 type daemonConn struct {
-	*net.UnixConn
-	rw io.ReadWriter // the raw descriptor's Conn, or the UnixConn itself
+	uc     *net.UnixConn // the connection, unless its socket moved to q
+	q      *sockio.Quiet
+	rw     io.ReadWriter
+	remote net.Addr
 }
 
 func newDaemonConn(c *net.UnixConn) *daemonConn {
-	return &daemonConn{UnixConn: c, rw: sockio.ReadWriter(c)}
+	d := &daemonConn{uc: c, remote: c.RemoteAddr()}
+	if q := sockio.NewQuiet(c); q != nil {
+		d.uc, d.q, d.rw = nil, q, q
+	} else {
+		d.rw = sockio.ReadWriter(c)
+	}
+	return d
 }
 
 func (c *daemonConn) Read(p []byte) (int, error)  { return c.rw.Read(p) }
 func (c *daemonConn) Write(p []byte) (int, error) { return c.rw.Write(p) }
+
+// RemoteAddr is the daemon's socket address, for messages.
+func (c *daemonConn) RemoteAddr() net.Addr { return c.remote }
+
+func (c *daemonConn) SetReadDeadline(t time.Time) error {
+	if c.q != nil {
+		return c.q.SetReadDeadline(t)
+	}
+	return c.uc.SetReadDeadline(t)
+}
+
+// CloseWrite half-closes: the daemon reads EOF and still owes the answers in flight.
+func (c *daemonConn) CloseWrite() error {
+	if c.q != nil {
+		return c.q.CloseWrite()
+	}
+	return c.uc.CloseWrite()
+}
+
+func (c *daemonConn) Close() error {
+	if c.q != nil {
+		return c.q.Close()
+	}
+	return c.uc.Close()
+}

@@ -33,6 +33,10 @@ type Quiet struct {
 	wbuf  []byte
 	wdone int
 	werr  syscall.Errno
+	// wset, wsetErr: writeFirst's results (the set for a wait for room, or why none).
+	wset    *os.File
+	wsetErr error
+	firstFn func(uintptr)
 
 	rbuf   []byte
 	rn     int
@@ -88,7 +92,7 @@ func NewQuiet(c net.Conn) *Quiet {
 		}
 		return &net.OpError{Op: op, Net: local.Network(), Source: local, Addr: remote, Err: err}
 	}
-	q.readFn, q.waitFn = q.read, q.writeWaiting
+	q.readFn, q.waitFn, q.firstFn = q.read, q.writeWaiting, q.writeFirst
 	_ = c.Close() // the runtime forgets its descriptor; ours keeps the socket
 	return q
 }
@@ -167,25 +171,27 @@ func (q *Quiet) Write(p []byte) (int, error) {
 	q.wmu.Lock()
 	defer q.wmu.Unlock()
 	q.wbuf, q.wdone, q.werr = p, 0, 0
-	defer func() { q.wbuf = nil }()
-	var out *os.File
-	var setErr error
 	// Control holds the read set open, and Close closes the socket only after it, so the
 	// socket cannot be closed (and its number reused) under the write or the set's making.
-	if err := q.irc.Control(func(uintptr) {
-		if q.writeSome() {
-			return
-		}
-		out, setErr = newEpollSet(q.fd, syscall.EPOLLOUT|-syscall.EPOLLET)
-	}); err != nil {
-		return q.wdone, q.opError("write", err)
+	// Its callback is a method value made once and its results are fields: a closure here
+	// was three allocations per write.
+	err := q.irc.Control(q.firstFn)
+	out, setErr := q.wset, q.wsetErr
+	q.wset, q.wsetErr = nil, nil
+	n, werr := q.wdone, q.writeErr()
+	if err != nil {
+		q.wbuf = nil
+		return n, q.opError("write", err)
 	}
 	if out == nil && setErr == nil {
-		return q.wdone, q.writeErr()
+		q.wbuf = nil
+		return n, werr
 	}
 	if setErr != nil {
-		return q.wdone, q.opError("write", setErr)
+		q.wbuf = nil
+		return n, q.opError("write", setErr)
 	}
+	defer func() { q.wbuf = nil }()
 	q.omu.Lock()
 	if q.closed.Load() {
 		q.omu.Unlock()
@@ -194,7 +200,7 @@ func (q *Quiet) Write(p []byte) (int, error) {
 	}
 	q.out = out
 	q.omu.Unlock()
-	err := errors.New("epoll set without a raw connection")
+	err = errors.New("epoll set without a raw connection")
 	if orc, oerr := out.SyscallConn(); oerr == nil {
 		// The socket was in the set before this wait began, and the callback writes before
 		// it reports "wait", so room made at any time is used or reported.
@@ -208,6 +214,15 @@ func (q *Quiet) Write(p []byte) (int, error) {
 		return q.wdone, q.opError("write", err)
 	}
 	return q.wdone, q.writeErr()
+}
+
+// writeFirst is Write's first attempt, under the read set's Control: what fits is written;
+// if the buffer fills, the set that waits for room is made (wset, or wsetErr).
+func (q *Quiet) writeFirst(uintptr) {
+	if q.writeSome() {
+		return
+	}
+	q.wset, q.wsetErr = newEpollSet(q.fd, syscall.EPOLLOUT|-syscall.EPOLLET)
 }
 
 // writeWaiting is the poller's callback while a write waits for room.
@@ -235,6 +250,27 @@ func (q *Quiet) writeSome() bool {
 func (q *Quiet) writeErr() error {
 	if q.werr != 0 {
 		return q.opError("write", &syscallError{"write", q.werr})
+	}
+	return nil
+}
+
+// CloseWrite shuts the socket's write side, as a *net.UnixConn's CloseWrite: the peer reads
+// EOF while this side can still read its answers.
+func (q *Quiet) CloseWrite() error {
+	var err error
+	// Under the read set's Control, as Write, so the socket cannot be closed under it.
+	if cerr := q.irc.Control(func(uintptr) {
+		if e := syscall.Shutdown(q.fd, syscall.SHUT_WR); e != nil {
+			err = e
+			if errno, ok := e.(syscall.Errno); ok {
+				err = &syscallError{"shutdown", errno}
+			}
+		}
+	}); cerr != nil {
+		return q.opError("close", cerr)
+	}
+	if err != nil {
+		return q.opError("close", err)
 	}
 	return nil
 }

@@ -173,3 +173,35 @@ func TestQuietDeclinesConnsWithoutADescriptor(t *testing.T) {
 		t.Fatal("a pipe end got a Quiet")
 	}
 }
+
+// CloseWrite is a half-close: the peer reads EOF, and this side still reads what the peer
+// sends after it (the shim's stdin EOF while answers are still owed).
+func TestQuietCloseWriteIsAHalfClose(t *testing.T) {
+	peer, c := unixPair(t)
+	q := newQuiet(t, c)
+	if _, err := q.Write([]byte("last request\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(peer)
+	if err != nil || string(got) != "last request\n" {
+		t.Fatalf("the peer read %q, %v; want the line then EOF", got, err)
+	}
+	if _, err := peer.Write([]byte("its answer\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, err := q.Read(buf)
+	if err != nil || string(buf[:n]) != "its answer\n" {
+		t.Fatalf("after CloseWrite: read %q, %v", buf[:n], err)
+	}
+	if _, err := q.Write([]byte("x")); err == nil {
+		t.Fatal("a write after CloseWrite succeeded")
+	}
+	_ = q.Close()
+	if err := q.CloseWrite(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("CloseWrite after Close: %v, want net.ErrClosed", err)
+	}
+}
