@@ -1,5 +1,7 @@
 package proxy
 
+import "github.com/resmongw/resmongw/internal/jsonscan"
+
 // ObjectMembers calls fn with the key (the bytes between its quotes, escapes left as they
 // are) and the raw value (without surrounding whitespace) of each member of obj, a JSON
 // object, in order. It is for text already known to be valid JSON (json.Valid, or a value cut
@@ -10,42 +12,42 @@ package proxy
 // through encoding/json whenever a key needs more than a byte comparison (escapes, other
 // letter cases), so what they decide is what json.Unmarshal would.
 func ObjectMembers(obj []byte, fn func(key, value []byte)) bool {
-	i := skipJSONSpace(obj, 0)
+	i := jsonscan.Space(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return false
 	}
-	i = skipJSONSpace(obj, i+1)
+	i = jsonscan.Space(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
-		return skipJSONSpace(obj, i+1) == len(obj)
+		return jsonscan.Space(obj, i+1) == len(obj)
 	}
 	for {
 		if i >= len(obj) || obj[i] != '"' {
 			return false
 		}
-		ke := endOfString(obj, i)
+		ke := jsonscan.String(obj, i)
 		if ke < 0 {
 			return false
 		}
-		key := obj[i+1 : ke]
-		i = skipJSONSpace(obj, ke+1)
+		key := obj[i+1 : ke-1]
+		i = jsonscan.Space(obj, ke)
 		if i >= len(obj) || obj[i] != ':' {
 			return false
 		}
-		i = skipJSONSpace(obj, i+1)
-		ve := endOfValue(obj, i)
+		i = jsonscan.Space(obj, i+1)
+		ve := jsonscan.Value(obj, i)
 		if ve < 0 {
 			return false
 		}
 		fn(key, obj[i:ve])
-		i = skipJSONSpace(obj, ve)
+		i = jsonscan.Space(obj, ve)
 		if i >= len(obj) {
 			return false
 		}
 		switch obj[i] {
 		case ',':
-			i = skipJSONSpace(obj, i+1)
+			i = jsonscan.Space(obj, i+1)
 		case '}':
-			return skipJSONSpace(obj, i+1) == len(obj)
+			return jsonscan.Space(obj, i+1) == len(obj)
 		default:
 			return false
 		}
@@ -98,74 +100,4 @@ func PlainJSONString(lit []byte) (s string, ok bool) {
 		}
 	}
 	return string(body), true
-}
-
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// endOfString returns the index of the quote closing the string that starts at b[i], or -1.
-func endOfString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j
-		}
-	}
-	return -1
-}
-
-// endOfValue returns the index just past the value starting at b[i], or -1.
-func endOfValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		if e := endOfString(b, i); e >= 0 {
-			return e + 1
-		}
-		return -1
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e := endOfString(b, j)
-				if e < 0 {
-					return -1
-				}
-				j = e
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	case ',', '}', ']', ':':
-		return -1
-	}
-	j := i
-	for j < len(b) {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\r', '\n':
-			return j
-		}
-		j++
-	}
-	return j
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/resmongw/resmongw/internal/jsonscan"
 )
 
 // msgInfo is what the relay needs of one JSON-RPC line, found without decoding it: the id
@@ -30,13 +32,13 @@ func scanMessage(b []byte) (m msgInfo, ok bool) { return scanWith(b, stringValue
 // relay's stdin side passes one that hands out a single string per distinct name, so a call
 // costs no copy of it).
 func scanWith(b []byte, toolName func([]byte) string) (m msgInfo, ok bool) {
-	i := skipWS(b, 0)
+	i := jsonscan.Space(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return m, false
 	}
 	i++
 	for {
-		i = skipWS(b, i)
+		i = jsonscan.Space(b, i)
 		if i >= len(b) {
 			return m, false
 		}
@@ -50,7 +52,7 @@ func scanWith(b []byte, toolName func([]byte) string) (m msgInfo, ok bool) {
 		if b[i] != '"' {
 			return m, false
 		}
-		kEnd := skipString(b, i)
+		kEnd := jsonscan.String(b, i)
 		if kEnd < 0 {
 			return m, false
 		}
@@ -62,11 +64,11 @@ func scanWith(b []byte, toolName func([]byte) string) (m msgInfo, ok bool) {
 			}
 			key = []byte(k)
 		}
-		i = skipWS(b, kEnd)
+		i = jsonscan.Space(b, kEnd)
 		if i >= len(b) || b[i] != ':' {
 			return m, false
 		}
-		i = skipWS(b, i+1)
+		i = jsonscan.Space(b, i+1)
 		// Keys are matched as the daemon's decoder (encoding/json into a struct) matches
 		// them, case-insensitively, and a repeated one counts as its last occurrence.
 		k := foldKey(key)
@@ -76,7 +78,7 @@ func scanWith(b []byte, toolName func([]byte) string) (m msgInfo, ok bool) {
 			m.refusal = m.refusal || isRefusal(k, b[i:])
 			return m, true
 		}
-		vEnd := skipValue(b, i)
+		vEnd := jsonscan.Value(b, i)
 		if vEnd < 0 {
 			return m, false
 		}
@@ -109,7 +111,7 @@ func isRefusal(key string, v []byte) bool {
 // could be read two ways (the name twice, or a case variant of the key). The tool the shim
 // judges retry-safe must be the tool the daemon runs; "" is never a read.
 func nameOf(params []byte, toolName func([]byte) string) string {
-	i := skipWS(params, 0)
+	i := jsonscan.Space(params, 0)
 	if i >= len(params) || params[i] != '{' {
 		return ""
 	}
@@ -117,7 +119,7 @@ func nameOf(params []byte, toolName func([]byte) string) string {
 	var name []byte // the raw JSON string of the last "name"
 	seen := false
 	for {
-		i = skipWS(params, i)
+		i = jsonscan.Space(params, i)
 		if i >= len(params) || params[i] == '}' {
 			if !seen {
 				return ""
@@ -128,17 +130,17 @@ func nameOf(params []byte, toolName func([]byte) string) string {
 			i++
 			continue
 		}
-		kEnd := skipString(params, i)
+		kEnd := jsonscan.String(params, i)
 		if kEnd < 0 {
 			return ""
 		}
 		rawKey := params[i:kEnd]
-		i = skipWS(params, kEnd)
+		i = jsonscan.Space(params, kEnd)
 		if i >= len(params) || params[i] != ':' {
 			return ""
 		}
-		i = skipWS(params, i+1)
-		vEnd := skipValue(params, i)
+		i = jsonscan.Space(params, i+1)
+		vEnd := jsonscan.Value(params, i)
 		if vEnd < 0 {
 			return ""
 		}
@@ -223,67 +225,6 @@ func stringValue(v []byte) string {
 		return ""
 	}
 	return s
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the string starting at b[i] (a '"'), or -1.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index just past the JSON value starting at b[i], or -1. It checks
-// only what it needs to find the end; the daemon validates the message itself.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e := skipString(b, j)
-				if e < 0 {
-					return -1
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	default:
-		j := i
-		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\r' && b[j] != '\n' {
-			j++
-		}
-		if j == i {
-			return -1
-		}
-		return j
-	}
 }
 
 // idKey is an id as the daemon will echo it, for matching: the daemon re-encodes string ids
