@@ -91,10 +91,8 @@ func TestDiscoverRefusesAnotherUsersListener(t *testing.T) {
 // so verification fails closed.
 func TestOwnerLookupsFindOurConnection(t *testing.T) {
 	for _, network := range []string{"tcp4", "tcp6"} {
-		addr := map[string]string{"tcp4": "127.0.0.1:0", "tcp6": "[::1]:0"}[network]
-		ln, err := net.Listen(network, addr)
-		if err != nil {
-			t.Logf("%s: %v", network, err) // no ::1 on this machine
+		ln := listenLoopback(t, network)
+		if ln == nil {
 			continue
 		}
 		c, err := net.Dial(network, ln.Addr().String())
@@ -119,7 +117,7 @@ func TestOwnerLookupsFindOurConnection(t *testing.T) {
 
 func deadPortOn(t *testing.T, network string) int {
 	t.Helper()
-	ln, err := net.Listen(network, map[string]string{"tcp4": "127.0.0.1:0", "tcp6": "[::1]:0"}[network])
+	ln, err := net.Listen(network, loopbackAddr[network])
 	if err != nil {
 		t.Fatal(err)
 	}

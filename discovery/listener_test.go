@@ -11,10 +11,8 @@ import (
 // TestOwnerLookupsFindOurConnection).
 func TestVerifiedDialerAcceptsOwnListener(t *testing.T) {
 	for _, network := range []string{"tcp4", "tcp6"} {
-		addr := map[string]string{"tcp4": "127.0.0.1:0", "tcp6": "[::1]:0"}[network]
-		ln, err := net.Listen(network, addr)
-		if err != nil {
-			t.Logf("%s: %v", network, err) // no ::1 on this machine
+		ln := listenLoopback(t, network)
+		if ln == nil {
 			continue
 		}
 		accepted := make(chan net.Conn, 4)
@@ -40,4 +38,19 @@ func TestVerifiedDialerAcceptsOwnListener(t *testing.T) {
 			c.Close()
 		}
 	}
+}
+
+// loopbackAddr is network's loopback address with any port, for network tcp4 or tcp6.
+var loopbackAddr = map[string]string{"tcp4": "127.0.0.1:0", "tcp6": "[::1]:0"}
+
+// listenLoopback listens on network's loopback, or logs why it cannot (a machine without
+// ::1) and returns nil.
+func listenLoopback(t *testing.T, network string) net.Listener {
+	t.Helper()
+	ln, err := net.Listen(network, loopbackAddr[network])
+	if err != nil {
+		t.Logf("%s: %v", network, err)
+		return nil
+	}
+	return ln
 }

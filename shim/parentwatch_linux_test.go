@@ -9,11 +9,7 @@ import (
 // The pidfd watch reports a process's end when it comes, not before; a parent already gone
 // when the watch starts is reported at once; stop ends the watch.
 func TestWatchExitReportsTheEndOfAProcess(t *testing.T) {
-	cmd := exec.Command("sleep", "120")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	cmd := startSleeper(t)
 	gone, stop := watchExit(cmd.Process.Pid, func() bool { return true })
 	defer stop()
 	if gone == nil {
@@ -33,11 +29,7 @@ func TestWatchExitReportsTheEndOfAProcess(t *testing.T) {
 }
 
 func TestWatchExitOfAParentAlreadyGone(t *testing.T) {
-	cmd := exec.Command("sleep", "120")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	cmd := startSleeper(t)
 	gone, stop := watchExit(cmd.Process.Pid, func() bool { return false })
 	defer stop()
 	if gone == nil {
@@ -51,11 +43,7 @@ func TestWatchExitOfAParentAlreadyGone(t *testing.T) {
 }
 
 func TestWatchExitStopEndsTheWatch(t *testing.T) {
-	cmd := exec.Command("sleep", "120")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	cmd := startSleeper(t)
 	gone, stop := watchExit(cmd.Process.Pid, func() bool { return true })
 	if gone == nil {
 		t.Skip("no pidfd_open here")
@@ -66,4 +54,15 @@ func TestWatchExitStopEndsTheWatch(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the watch goroutine did not end after stop")
 	}
+}
+
+// startSleeper is a process of ours to watch, killed and reaped when the test ends.
+func startSleeper(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "120")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
 }
