@@ -2,7 +2,6 @@ package sockio
 
 import (
 	"errors"
-	"io"
 	"net"
 	"os"
 	"sync"
@@ -23,9 +22,11 @@ import (
 // Conn's semantics and limits (one Read beside one Write); SetReadDeadline and Close are
 // safe at any time, and Close unblocks both.
 type Quiet struct {
-	fd  int      // the socket (a duplicate of the one the net.Conn had)
-	in  *os.File // epoll set watching fd for readable; in the runtime's poller
-	irc syscall.RawConn
+	fd int      // the socket (a duplicate of the one the net.Conn had)
+	in *os.File // epoll set watching fd for readable; in the runtime's poller
+	// rawReader reads fd when in's RawConn (its rc) reports it readable; opError is the
+	// net.Conn's error shape.
+	rawReader
 
 	wmu   sync.Mutex // the write side's state
 	omu   sync.Mutex // out, which Close reads while a write may hold wmu
@@ -38,13 +39,8 @@ type Quiet struct {
 	wsetErr error
 	firstFn func(uintptr)
 
-	rbuf   []byte
-	rn     int
-	rerrno syscall.Errno
-	readFn func(uintptr) bool
 	waitFn func(uintptr) bool
 
-	opError   func(op string, err error) error
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -83,16 +79,16 @@ func NewQuiet(c net.Conn) *Quiet {
 		return nil
 	}
 	local, remote := c.LocalAddr(), c.RemoteAddr()
-	q := &Quiet{fd: fd, in: in, irc: irc}
-	q.opError = func(op string, err error) error {
+	q := &Quiet{fd: fd, in: in}
+	q.rawReader.init(irc, fd, func(op string, err error) error {
 		if q.closed.Load() && !errors.As(err, new(*syscallError)) {
 			err = net.ErrClosed // what a closed net.Conn says (the sets say "use of closed file")
 		} else if pe, ok := err.(*os.PathError); ok {
 			err = pe.Err
 		}
 		return &net.OpError{Op: op, Net: local.Network(), Source: local, Addr: remote, Err: err}
-	}
-	q.readFn, q.waitFn, q.firstFn = q.read, q.writeWaiting, q.writeFirst
+	})
+	q.waitFn, q.firstFn = q.writeWaiting, q.writeFirst
 	_ = c.Close() // the runtime forgets its descriptor; ours keeps the socket
 	return q
 }
@@ -122,48 +118,6 @@ func newEpollSet(fd int, events int) (*os.File, error) {
 	return f, nil
 }
 
-// Read reads into p like a net.Conn's Read.
-func (q *Quiet) Read(p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	q.rbuf, q.rn, q.rerrno = p, 0, 0
-	err := q.irc.Read(q.readFn)
-	n, errno := q.rn, q.rerrno
-	q.rbuf = nil
-	switch {
-	case err != nil:
-		return 0, q.opError("read", err)
-	case errno != 0:
-		return 0, q.opError("read", &syscallError{"read", errno})
-	case n == 0:
-		return 0, io.EOF
-	}
-	return n, nil
-}
-
-// read is the poller's callback for Read (the descriptor it is given is the epoll set's):
-// the socket is read; false means "nothing yet, wait for the set to report readable".
-func (q *Quiet) read(uintptr) bool {
-	for {
-		n, errno := rawRead(uintptr(q.fd), q.rbuf)
-		switch errno {
-		case 0:
-			if n > 0 {
-				acquired(uintptr(q.fd))
-			}
-			q.rn = n
-			return true
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return false
-		}
-		q.rerrno = errno
-		return true
-	}
-}
-
 // Write writes all of p like a net.Conn's Write. The first attempt is made at once; only a
 // write that finds the socket's buffer full watches it for room, through an epoll set made
 // for that wait and closed after it (big answers are rare; a session keeps two descriptors).
@@ -175,7 +129,7 @@ func (q *Quiet) Write(p []byte) (int, error) {
 	// socket cannot be closed (and its number reused) under the write or the set's making.
 	// Its callback is a method value made once and its results are fields: a closure here
 	// was three allocations per write.
-	err := q.irc.Control(q.firstFn)
+	err := q.rc.Control(q.firstFn)
 	out, setErr := q.wset, q.wsetErr
 	q.wset, q.wsetErr = nil, nil
 	n, werr := q.wdone, q.writeErr()
@@ -259,7 +213,7 @@ func (q *Quiet) writeErr() error {
 func (q *Quiet) CloseWrite() error {
 	var err error
 	// Under the read set's Control, as Write, so the socket cannot be closed under it.
-	if cerr := q.irc.Control(func(uintptr) {
+	if cerr := q.rc.Control(func(uintptr) {
 		if e := syscall.Shutdown(q.fd, syscall.SHUT_WR); e != nil {
 			err = e
 			if errno, ok := e.(syscall.Errno); ok {

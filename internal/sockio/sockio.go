@@ -20,14 +20,9 @@ import (
 // beside a Write, but not beside another Read, nor a Write beside another Write: each keeps
 // its state in the Conn, so the poller's callback is made once, not per call.
 type Conn struct {
-	rc      syscall.RawConn
-	opError func(op string, err error) error // the error shape of what was wrapped
-	write1  func(fd uintptr, p []byte) (int, syscall.Errno)
+	rawReader // rc, opError (the error shape of what was wrapped), and Read
+	write1    func(fd uintptr, p []byte) (int, syscall.Errno)
 
-	readFn  func(fd uintptr) bool
-	rbuf    []byte
-	rn      int
-	rerrno  syscall.Errno
 	writeFn func(fd uintptr) bool
 	wbuf    []byte
 	wdone   int
@@ -87,8 +82,8 @@ func FileReadWriter(f *os.File) io.ReadWriter {
 }
 
 func wrapRaw(rc syscall.RawConn, write1 func(uintptr, []byte) (int, syscall.Errno), shape func(string, error) error) *Conn {
-	c := &Conn{rc: rc, write1: write1}
-	c.opError = func(op string, err error) error {
+	c := &Conn{write1: write1}
+	c.rawReader.init(rc, -1, func(op string, err error) error {
 		if oe, ok := err.(*net.OpError); ok {
 			// The raw connection's own errors (closed, deadline) come as "raw-read"/"raw-write".
 			err = oe.Err
@@ -96,25 +91,43 @@ func wrapRaw(rc syscall.RawConn, write1 func(uintptr, []byte) (int, syscall.Errn
 			err = pe.Err
 		}
 		return shape(op, err)
-	}
-	c.readFn, c.writeFn = c.read, c.write
+	})
+	c.writeFn = c.write
 	return c
 }
 
-// Read reads into p like c.Read.
-func (c *Conn) Read(p []byte) (int, error) {
+// rawReader is Read through a RawConn whose callback reads a descriptor raw, with the state
+// the callback fills kept here (and the callback made once), so a Read costs no closure.
+// Conn reads the descriptor its RawConn hands the callback; Quiet a socket whose readiness
+// its epoll set's RawConn reports.
+type rawReader struct {
+	rc      syscall.RawConn
+	fd      int // the descriptor read; -1: the one rc gives the callback
+	opError func(op string, err error) error
+	fn      func(fd uintptr) bool
+	buf     []byte
+	n       int
+	errno   syscall.Errno
+}
+
+func (r *rawReader) init(rc syscall.RawConn, fd int, opError func(string, error) error) {
+	r.rc, r.fd, r.opError, r.fn = rc, fd, opError, r.read
+}
+
+// Read reads into p like a net.Conn's Read.
+func (r *rawReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	c.rbuf, c.rn, c.rerrno = p, 0, 0
-	err := c.rc.Read(c.readFn)
-	n, errno := c.rn, c.rerrno
-	c.rbuf = nil
+	r.buf, r.n, r.errno = p, 0, 0
+	err := r.rc.Read(r.fn)
+	n, errno := r.n, r.errno
+	r.buf = nil
 	switch {
 	case err != nil:
-		return 0, c.opError("read", err)
+		return 0, r.opError("read", err)
 	case errno != 0:
-		return 0, c.opError("read", &syscallError{"read", errno})
+		return 0, r.opError("read", &syscallError{"read", errno})
 	case n == 0:
 		return 0, io.EOF
 	}
@@ -122,22 +135,26 @@ func (c *Conn) Read(p []byte) (int, error) {
 }
 
 // read is the poller's callback for Read: false means "not ready, wait".
-func (c *Conn) read(fd uintptr) bool {
+func (r *rawReader) read(given uintptr) bool {
+	fd := given
+	if r.fd >= 0 {
+		fd = uintptr(r.fd)
+	}
 	for {
-		n, errno := rawRead(fd, c.rbuf)
+		n, errno := rawRead(fd, r.buf)
 		switch errno {
 		case 0:
 			if n > 0 {
 				acquired(fd)
 			}
-			c.rn = n
+			r.n = n
 			return true
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
 			return false // not ready: the poller waits (within the read deadline)
 		}
-		c.rerrno = errno
+		r.errno = errno
 		return true
 	}
 }
