@@ -28,12 +28,10 @@ type Quiet struct {
 	// net.Conn's error shape.
 	rawReader
 
-	wmu   sync.Mutex // the write side's state
-	omu   sync.Mutex // out, which Close reads while a write may hold wmu
-	out   *os.File   // epoll set for writable while a write waits for room, else nil
-	wbuf  []byte
-	wdone int
-	werr  syscall.Errno
+	wmu       sync.Mutex // the write side's state
+	omu       sync.Mutex // out, which Close reads while a write may hold wmu
+	out       *os.File   // epoll set for writable while a write waits for room, else nil
+	rawWriter            // writes fd raw
 	// wset, wsetErr: writeFirst's results (the set for a wait for room, or why none).
 	wset    *os.File
 	wsetErr error
@@ -79,7 +77,7 @@ func NewQuiet(c net.Conn) *Quiet {
 		return nil
 	}
 	local, remote := c.LocalAddr(), c.RemoteAddr()
-	q := &Quiet{fd: fd, in: in}
+	q := &Quiet{fd: fd, in: in, rawWriter: rawWriter{fd: fd, write1: rawWrite}}
 	q.rawReader.init(irc, fd, func(op string, err error) error {
 		if q.closed.Load() && !errors.As(err, new(*syscallError)) {
 			err = net.ErrClosed // what a closed net.Conn says (the sets say "use of closed file")
@@ -124,7 +122,7 @@ func newEpollSet(fd int, events int) (*os.File, error) {
 func (q *Quiet) Write(p []byte) (int, error) {
 	q.wmu.Lock()
 	defer q.wmu.Unlock()
-	q.wbuf, q.wdone, q.werr = p, 0, 0
+	q.wbuf, q.wdone, q.werrno = p, 0, 0
 	// Control holds the read set open, and Close closes the socket only after it, so the
 	// socket cannot be closed (and its number reused) under the write or the set's making.
 	// Its callback is a method value made once and its results are fields: a closure here
@@ -173,37 +171,18 @@ func (q *Quiet) Write(p []byte) (int, error) {
 // writeFirst is Write's first attempt, under the read set's Control: what fits is written;
 // if the buffer fills, the set that waits for room is made (wset, or wsetErr).
 func (q *Quiet) writeFirst(uintptr) {
-	if q.writeSome() {
+	if q.writeSome(0) {
 		return
 	}
 	q.wset, q.wsetErr = newEpollSet(q.fd, syscall.EPOLLOUT|-syscall.EPOLLET)
 }
 
 // writeWaiting is the poller's callback while a write waits for room.
-func (q *Quiet) writeWaiting(uintptr) bool { return q.writeSome() }
-
-// writeSome writes what it can of wbuf; false means the socket's buffer is full.
-func (q *Quiet) writeSome() bool {
-	released(uintptr(q.fd))
-	for q.wdone < len(q.wbuf) {
-		n, errno := rawWrite(uintptr(q.fd), q.wbuf[q.wdone:])
-		switch errno {
-		case 0:
-			q.wdone += n
-		case syscall.EINTR:
-		case syscall.EAGAIN:
-			return false
-		default:
-			q.werr = errno
-			return true
-		}
-	}
-	return true
-}
+func (q *Quiet) writeWaiting(uintptr) bool { return q.writeSome(0) } // the fd it gets is the set's: rawWriter writes q.fd
 
 func (q *Quiet) writeErr() error {
-	if q.werr != 0 {
-		return q.opError("write", &syscallError{"write", q.werr})
+	if q.werrno != 0 {
+		return q.opError("write", &syscallError{"write", q.werrno})
 	}
 	return nil
 }

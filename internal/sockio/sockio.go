@@ -21,12 +21,8 @@ import (
 // its state in the Conn, so the poller's callback is made once, not per call.
 type Conn struct {
 	rawReader // rc, opError (the error shape of what was wrapped), and Read
-	write1    func(fd uintptr, p []byte) (int, syscall.Errno)
-
+	rawWriter
 	writeFn func(fd uintptr) bool
-	wbuf    []byte
-	wdone   int
-	werrno  syscall.Errno
 }
 
 // New returns a Conn for c, or nil when c has no raw descriptor (then use c itself).
@@ -82,7 +78,7 @@ func FileReadWriter(f *os.File) io.ReadWriter {
 }
 
 func wrapRaw(rc syscall.RawConn, write1 func(uintptr, []byte) (int, syscall.Errno), shape func(string, error) error) *Conn {
-	c := &Conn{write1: write1}
+	c := &Conn{rawWriter: rawWriter{fd: -1, write1: write1}}
 	c.rawReader.init(rc, -1, func(op string, err error) error {
 		if oe, ok := err.(*net.OpError); ok {
 			// The raw connection's own errors (closed, deadline) come as "raw-read"/"raw-write".
@@ -175,18 +171,36 @@ func (c *Conn) Write(p []byte) (int, error) {
 }
 
 // write is the poller's callback for Write: false means "the socket's buffer is full, wait".
-func (c *Conn) write(fd uintptr) bool {
+func (c *Conn) write(fd uintptr) bool { return c.writeSome(fd) }
+
+// rawWriter is a write of all of wbuf, as far as it goes without waiting, to a descriptor
+// raw: the state a poller callback fills (Conn's, and Quiet's first attempt and its wait
+// for room).
+type rawWriter struct {
+	fd     int // the descriptor written; -1: the one the callback is given
+	write1 func(fd uintptr, p []byte) (int, syscall.Errno)
+	wbuf   []byte
+	wdone  int
+	werrno syscall.Errno
+}
+
+// writeSome writes what it can of wbuf; false means the buffer is full.
+func (w *rawWriter) writeSome(given uintptr) bool {
+	fd := given
+	if w.fd >= 0 {
+		fd = uintptr(w.fd)
+	}
 	released(fd)
-	for c.wdone < len(c.wbuf) {
-		n, errno := c.write1(fd, c.wbuf[c.wdone:])
+	for w.wdone < len(w.wbuf) {
+		n, errno := w.write1(fd, w.wbuf[w.wdone:])
 		switch errno {
 		case 0:
-			c.wdone += n
+			w.wdone += n
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false
 		default:
-			c.werrno = errno
+			w.werrno = errno
 			return true
 		}
 	}
