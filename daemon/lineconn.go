@@ -447,50 +447,6 @@ type wireMessage struct {
 	Error   json.RawMessage `json:"error"`
 }
 
-// wireFields are wireMessage's keys, as encoding/json matches them exactly.
-var wireFields = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
-
-// scanWireMessage is json.Unmarshal of the valid object frame into a wireMessage, without
-// encoding/json's second scan and reflection; the values are slices of frame, which the
-// caller gives away. It reports false, with nothing decided, when a key would need
-// encoding/json's reading (an escape, a byte outside ASCII, one of the fields in other
-// letters); the caller then decodes the frame with encoding/json. A key repeated keeps its
-// last value, as with json.Unmarshal.
-func scanWireMessage(frame []byte) (wireMessage, bool) {
-	var w wireMessage
-	plain := true
-	ok := proxy.ObjectMembers(frame, func(key, value []byte) {
-		switch string(key) {
-		case "jsonrpc":
-			w.JSONRPC = value
-		case "id":
-			w.ID = value
-		case "method":
-			w.Method = value
-		case "params":
-			w.Params = value
-		case "result":
-			w.Result = value
-		case "error":
-			w.Error = value
-		default:
-			if !proxy.PlainJSONKey(key) {
-				plain = false
-				return
-			}
-			for _, f := range wireFields {
-				if proxy.FoldsTo(key, f) {
-					plain = false
-				}
-			}
-		}
-	})
-	if !ok || !plain {
-		return wireMessage{}, false
-	}
-	return w, true
-}
-
 // decodeFrame turns a non-blank line into a request or a response, or into the error line
 // that answers it.
 func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
@@ -507,12 +463,9 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 	if !json.Valid(frame) {
 		return nil, parseErrorLine
 	}
-	w, ok := scanWireMessage(bytes.Clone(frame))
-	if !ok {
-		// A key that needs encoding/json's reading (escapes, other letter cases).
-		if err := json.Unmarshal(frame, &w); err != nil {
-			return nil, parseErrorLine
-		}
+	var w wireMessage
+	if err := json.Unmarshal(frame, &w); err != nil {
+		return nil, parseErrorLine
 	}
 	id, idErr := parseID(w.ID)
 	var replyID *jsonrpc.ID
@@ -528,8 +481,8 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, idErr)
 	}
 	if len(w.Method) > 0 {
-		method, ok := proxy.PlainJSONString(w.Method)
-		if !ok && (w.Method[0] != '"' || json.Unmarshal(w.Method, &method) != nil) {
+		var method string
+		if w.Method[0] != '"' || json.Unmarshal(w.Method, &method) != nil {
 			return nil, errorLine(replyID, jsonrpc.CodeInvalidRequest, `Invalid Request: "method" must be a string`)
 		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
