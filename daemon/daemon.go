@@ -17,7 +17,7 @@ import (
 
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Bounds.
@@ -315,7 +315,7 @@ func (d *daemon) checkSocket() {
 
 // handle checks the peer, reads the preamble and dispatches.
 func (d *daemon) handle(c *net.UnixConn) {
-	uid, pid, err := endpoint.PeerCred(c)
+	uid, pid, err := sessionwire.PeerCred(c)
 	if err != nil {
 		// Usually a peer that already hung up (or a connection closed by shutdown): nobody to
 		// refuse, so not a warning about another user.
@@ -329,27 +329,27 @@ func (d *daemon) handle(c *net.UnixConn) {
 	}
 	_ = c.SetReadDeadline(time.Now().Add(preambleWait))
 	br := bufio.NewReaderSize(c, 4096)
-	pre, err := endpoint.ReadPreamble(br)
+	pre, err := sessionwire.ReadPreamble(br)
 	if err != nil {
 		d.log.Warn("bad preamble", zap.Int("pid", pid), zap.Error(err))
-		_, _ = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: err.Error()}))
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	env := discovery.TargetFromEnv(func(k string) string { return pre.Env[k] })
 	switch pre.Kind {
-	case endpoint.KindStatus:
+	case sessionwire.KindStatus:
 		st := d.status(env)
-		_, _ = c.Write(endpoint.Line(st))
-	case endpoint.KindMCP:
+		_, _ = c.Write(sessionwire.Line(st))
+	case sessionwire.KindMCP:
 		d.serveMCP(c, br, pre, pid, env)
-	case endpoint.KindStop, endpoint.KindRestart:
+	case sessionwire.KindStop, sessionwire.KindRestart:
 		d.control(c, pre.Kind, pid)
 	}
 }
 
 // serveMCP binds the connection to its target's server until either side ends the session.
-func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Preamble, pid int, env discovery.Target) {
+func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Preamble, pid int, env discovery.Target) {
 	d.mu.Lock()
 	closing := d.closing
 	d.mu.Unlock()
@@ -359,14 +359,14 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Pream
 	}
 	if t == nil {
 		// The shim tries again (shim.shuttingDown), and reaches the next daemon.
-		_, _ = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: "the daemon is shutting down"}))
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: "the daemon is shutting down"}))
 		return
 	}
 	defer d.targets.release(t)
 	s := &session{SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
 		ended: make(chan struct{})}
 	defer close(s.ended)
-	if _, err := c.Write(endpoint.Line(sessionReply())); err != nil {
+	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
 		return
 	}
 	// The reader keeps br: bytes the shim sent right after the preamble are already in it.

@@ -18,7 +18,7 @@ import (
 
 	"github.com/resmongw/resmongw/internal/sockio"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Bounds of the line transport.
@@ -224,7 +224,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 					// JSON-RPC ids must be unique among requests in flight; the SDK would drop
 					// the second one unanswered, and a client must never be left waiting.
 					id := r.ID
-					c.writeLine(errorLine(&id, jsonrpc.CodeInvalidRequest, endpoint.MsgIDInFlight))
+					c.writeLine(errorLine(&id, jsonrpc.CodeInvalidRequest, sessionwire.MsgIDInFlight))
 					continue
 				}
 			case r.Method == "notifications/cancelled":

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // A call in steady state allocates nothing in the relay: the shim's heap is never collected
@@ -33,7 +33,7 @@ func TestRelayCallAllocatesNothing(t *testing.T) {
 	r := newRelay(nil, outW)
 	code := make(chan int, 1)
 	go func() { code <- r.run(conn, inR) }()
-	d := s.next(endpoint.SessionProtocol)
+	d := s.next(sessionwire.SessionProtocol)
 	hout := bufio.NewReader(outR)
 
 	// The harness and the fake daemon allocate nothing per call either, so what is counted

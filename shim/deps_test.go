@@ -14,7 +14,7 @@ import (
 func TestShimImportsOnlyStdlib(t *testing.T) {
 	allowed := []string{
 		"github.com/resmongw/resmongw/shim",
-		"github.com/resmongw/resmongw/shim/endpoint",
+		"github.com/resmongw/resmongw/sessionwire",
 		"github.com/resmongw/resmongw/paths",             // per-user locations (stdlib only)
 		"github.com/resmongw/resmongw/systemd",           // the unit's name, for service-aware autostart
 		"github.com/resmongw/resmongw/launchd",           // the agent's label

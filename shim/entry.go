@@ -16,7 +16,7 @@ import (
 	"github.com/resmongw/resmongw/internal/oneproc"
 	"github.com/resmongw/resmongw/internal/sockio"
 	"github.com/resmongw/resmongw/paths"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Bounds on waiting. A harness such as Codex gives a server 10 s to answer initialize, so the
@@ -67,7 +67,7 @@ func Main(args []string) int {
 	}
 	// An explicit socket means a private daemon, which the per-user service does not serve.
 	explicit := *socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
-	autostart := os.Getenv(endpoint.NoAutostartEnv) != "1"
+	autostart := os.Getenv(sessionwire.NoAutostartEnv) != "1"
 	if v := os.Getenv(ReconnectWaitEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -96,10 +96,10 @@ func flags() (*flag.FlagSet, *string) {
 // exactly as at the start (connect: the service first, then a spawn).
 func redial(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	c, err := dial(path)
-	if err == nil || !endpoint.IsDown(err) {
+	if err == nil || !sessionwire.IsDown(err) {
 		return c, err
 	}
-	if endpoint.LockHolder(path) > 0 {
+	if sessionwire.LockHolder(path) > 0 {
 		return nil, err
 	}
 	return connect(path, autostart, viaService)
@@ -119,24 +119,24 @@ func fail(format string, a ...any) int {
 // and restart-loop); when that fails, the daemon is spawned directly.
 func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	conn, err := dial(path)
-	if err == nil || !endpoint.IsDown(err) {
+	if err == nil || !sessionwire.IsDown(err) {
 		return conn, err
 	}
 	if errors.Is(err, syscall.ENOENT) {
-		if pid := endpoint.LockHolder(path); pid > 0 {
+		if pid := sessionwire.LockHolder(path); pid > 0 {
 			// A daemon runs but its socket file was removed: it listens again shortly.
 			// Starting a second one would only fail on the lock.
-			if conn, err := dialUntil(path, relistenWait); err == nil || !endpoint.IsDown(err) {
+			if conn, err := dialUntil(path, relistenWait); err == nil || !sessionwire.IsDown(err) {
 				return conn, err
 			}
-			return nil, errors.New(endpoint.SocketGone(pid, path))
+			return nil, errors.New(sessionwire.SocketGone(pid, path))
 		}
 	}
 	if !autostart {
 		return nil, fmt.Errorf("the daemon is not running (no socket at %s); start it with 'resmongw serve' or install the service with 'resmongw install'", path)
 	}
 	if viaService && startService(os.Getenv) {
-		if conn, err := dialUntil(path, autostartWait); err == nil || !endpoint.IsDown(err) {
+		if conn, err := dialUntil(path, autostartWait); err == nil || !sessionwire.IsDown(err) {
 			return conn, err
 		}
 		// The service started but nobody listens (it may be crash-looping): spawn directly,
@@ -149,7 +149,7 @@ func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	// Two shims may autostart at once; the daemons' flock picks one and the other exits, so we
 	// simply keep dialling whoever wins.
 	conn, err = dialUntil(path, autostartWait)
-	if err == nil || !endpoint.IsDown(err) {
+	if err == nil || !sessionwire.IsDown(err) {
 		return conn, err
 	}
 	why := ""
@@ -164,11 +164,11 @@ func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 // dialUntil waits, up to limit, for a daemon to serve path; any answer but "nobody serves
 // there" ends the wait at once.
 func dialUntil(path string, limit time.Duration) (*net.UnixConn, error) {
-	return endpoint.DialUntil(path, limit, endpoint.IsDown)
+	return sessionwire.DialUntil(path, limit, sessionwire.IsDown)
 }
 
-// dial is endpoint.Dial: the checked dial every client of the socket uses.
-func dial(path string) (*net.UnixConn, error) { return endpoint.Dial(path) }
+// dial is sessionwire.Dial: the checked dial every client of the socket uses.
+func dial(path string) (*net.UnixConn, error) { return sessionwire.Dial(path) }
 
 // closedEarly is what the daemon's silence means: it refuses peers of another user without a
 // word, and a daemon that is shutting down closes too.
@@ -220,7 +220,7 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	switch {
 	case err != nil && reply.Error == shuttingDown && r.dialer != nil && r.wait > 0:
 		// We reached a daemon as it stopped: it read nothing, so everything goes to the next.
-		if err := r.reconnect(&endpoint.Goodbye{Resmongw: "goodbye", Mode: endpoint.GoodbyeRestart}); err != nil {
+		if err := r.reconnect(&sessionwire.Goodbye{Resmongw: "goodbye", Mode: sessionwire.GoodbyeRestart}); err != nil {
 			r.holdStdin()
 			r.answerAll(nil, false)
 			return fail("%v", err)

@@ -16,7 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // reconnectWait bounds how long the shim looks for a daemon after the one serving it went
@@ -111,7 +111,7 @@ type call struct {
 // event is the end of one connection's reading: an error (EOF, a reset) or a goodbye.
 type event struct {
 	epoch   int
-	goodbye *endpoint.Goodbye
+	goodbye *sessionwire.Goodbye
 	err     error
 }
 
@@ -311,7 +311,7 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 			r.events <- event{epoch: epoch, err: err}
 			return
 		}
-		if g, ok := endpoint.ParseGoodbye(line); ok {
+		if g, ok := sessionwire.ParseGoodbye(line); ok {
 			gb := g // a copy made here: g itself would move to the heap for every line
 			r.events <- event{epoch: epoch, goodbye: &gb}
 			return
@@ -335,9 +335,9 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 
 // sendPreamble opens a session on conn.
 func sendPreamble(conn *daemonConn, ppid int) error {
-	pre := endpoint.NewPreamble(endpoint.KindMCP, os.Getenv, parentArgv0(ppid))
-	pre.Session = endpoint.SessionProtocol
-	_, err := conn.Write(endpoint.Line(pre))
+	pre := sessionwire.NewPreamble(sessionwire.KindMCP, os.Getenv, parentArgv0(ppid))
+	pre.Session = sessionwire.SessionProtocol
+	_, err := conn.Write(sessionwire.Line(pre))
 	return err
 }
 
@@ -351,14 +351,14 @@ type helloError struct {
 func (e *helloError) Error() string { return e.msg }
 
 // readReply reads the daemon's reply to the preamble.
-func readReply(conn *daemonConn) (*bufio.Reader, endpoint.Reply, error) {
+func readReply(conn *daemonConn) (*bufio.Reader, sessionwire.Reply, error) {
 	br := bufio.NewReaderSize(conn, readBuffer)
 	_ = conn.SetReadDeadline(time.Now().Add(replyWait))
-	reply, err := endpoint.ReadReply(br)
+	reply, err := sessionwire.ReadReply(br)
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
 		return nil, reply, &helloError{closedEarly, true}
-	case errors.Is(err, endpoint.ErrNotAReply):
+	case errors.Is(err, sessionwire.ErrNotAReply):
 		return nil, reply, &helloError{fmt.Sprintf("unexpected first line from the daemon (is %s a resmongw socket?)", conn.RemoteAddr()), false}
 	case err != nil:
 		return nil, reply, &helloError{fmt.Sprintf("no answer from the daemon: %v", err), true}
@@ -374,8 +374,8 @@ func readReply(conn *daemonConn) (*bufio.Reader, endpoint.Reply, error) {
 const shuttingDown = "the daemon is shutting down"
 
 // agree takes what the daemon's reply says about the session protocol. Under r.mu.
-func (r *relay) agree(reply endpoint.Reply) {
-	r.session = min(reply.Session, endpoint.SessionProtocol)
+func (r *relay) agree(reply sessionwire.Reply) {
+	r.session = min(reply.Session, sessionwire.SessionProtocol)
 	r.readTools = map[string]bool{}
 	if r.session >= 1 {
 		for _, t := range reply.ReadTools {
@@ -393,7 +393,7 @@ func (r *relay) daemonGone(ev event) (code int, done bool) {
 	if closed && owed == 0 {
 		return 0, true // the harness hung up and has every answer: the normal end
 	}
-	if ev.goodbye != nil && ev.goodbye.Mode == endpoint.GoodbyeStop {
+	if ev.goodbye != nil && ev.goodbye.Mode == sessionwire.GoodbyeStop {
 		r.holdStdin()
 		r.answerAll(ev.goodbye, true)
 		if closed {
@@ -437,14 +437,14 @@ func (r *relay) holdStdin() {
 }
 
 // started reports whether the daemon that ended with gb (nil: it died) may have started c.
-func started(c *call, gb *endpoint.Goodbye, abandoned map[idKey]bool) bool {
+func started(c *call, gb *sessionwire.Goodbye, abandoned map[idKey]bool) bool {
 	if c.epoch == 0 {
 		return false
 	}
 	return gb == nil || abandoned[c.key]
 }
 
-func abandonedKeys(gb *endpoint.Goodbye) map[idKey]bool {
+func abandonedKeys(gb *sessionwire.Goodbye) map[idKey]bool {
 	m := map[idKey]bool{}
 	if gb != nil {
 		for _, id := range gb.Abandoned {
@@ -455,7 +455,7 @@ func abandonedKeys(gb *endpoint.Goodbye) map[idKey]bool {
 }
 
 // answerAll answers every request still owed, for a session that ends here.
-func (r *relay) answerAll(gb *endpoint.Goodbye, stopped bool) {
+func (r *relay) answerAll(gb *sessionwire.Goodbye, stopped bool) {
 	abandoned := abandonedKeys(gb)
 	r.mu.Lock()
 	var out [][]byte
@@ -494,7 +494,7 @@ func (r *relay) sorted() []*call {
 // again), a read is sent once more, and a read already sent twice is answered. Calls it never
 // started (a goodbye says which) simply go to the new daemon, as do those the harness sends
 // meanwhile (they wait in its pipe: we do not read stdin during the reconnect).
-func (r *relay) reconnect(gb *endpoint.Goodbye) error {
+func (r *relay) reconnect(gb *sessionwire.Goodbye) error {
 	r.mu.Lock()
 	old := r.conn
 	r.mu.Unlock()
@@ -585,7 +585,7 @@ func (r *relay) reconnect(gb *endpoint.Goodbye) error {
 // redial connects to a daemon (starting one if need be) and opens the session, retrying
 // within reconnectWait while none takes it. A socket we refuse to trust, or a daemon that
 // refuses us for good, ends the attempt at once.
-func (r *relay) redial() (*daemonConn, *bufio.Reader, endpoint.Reply, error) {
+func (r *relay) redial() (*daemonConn, *bufio.Reader, sessionwire.Reply, error) {
 	deadline := time.Now().Add(r.wait)
 	backoff := 20 * time.Millisecond
 	for {
@@ -594,7 +594,7 @@ func (r *relay) redial() (*daemonConn, *bufio.Reader, endpoint.Reply, error) {
 			conn := newDaemonConn(uc)
 			if err = sendPreamble(conn, r.ppid); err == nil {
 				var br *bufio.Reader
-				var reply endpoint.Reply
+				var reply sessionwire.Reply
 				if br, reply, err = readReply(conn); err == nil {
 					return conn, br, reply, nil
 				}
@@ -602,13 +602,13 @@ func (r *relay) redial() (*daemonConn, *bufio.Reader, endpoint.Reply, error) {
 			conn.Close()
 			var he *helloError
 			if errors.As(err, &he) && !he.retry {
-				return nil, nil, endpoint.Reply{}, fmt.Errorf("reconnecting after the daemon went away: %v", err)
+				return nil, nil, sessionwire.Reply{}, fmt.Errorf("reconnecting after the daemon went away: %v", err)
 			}
-		} else if errors.Is(err, endpoint.ErrRefused) {
-			return nil, nil, endpoint.Reply{}, err
+		} else if errors.Is(err, sessionwire.ErrRefused) {
+			return nil, nil, sessionwire.Reply{}, err
 		}
 		if time.Now().After(deadline) {
-			return nil, nil, endpoint.Reply{}, fmt.Errorf("the daemon went away and none came back within %v (%v)", r.wait, err)
+			return nil, nil, sessionwire.Reply{}, fmt.Errorf("the daemon went away and none came back within %v (%v)", r.wait, err)
 		}
 		time.Sleep(backoff)
 		backoff = min(2*backoff, 500*time.Millisecond)

@@ -1,8 +1,8 @@
-// Package endpoint is where the daemon and every client of its socket (the stdio shim, status,
+// Package sessionwire is where the daemon and every client of its socket (the stdio shim, status,
 // stop, restart) meet: the one checked dial, the lock holder, and the lines exchanged around a
 // session (preamble, reply, goodbye), stdlib only (x/sys on macOS for the peer's credentials)
 // because the shim imports it and must stay tiny.
-package endpoint
+package sessionwire
 
 import (
 	"bufio"

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package endpoint
+package sessionwire
 
 // LockHolder: no daemon runs off Unix.
 func LockHolder(string) int { return 0 }

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package endpoint
+package sessionwire
 
 import (
 	"errors"
