@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -111,7 +112,7 @@ func NewPreamble(kind string, getenv func(string) string, client string) Preambl
 // ReadPreamble is the daemon's half: it reads one line of at most MaxPreamble bytes from br
 // and checks its version and kind. The error says what was wrong, for the refusal reply.
 func ReadPreamble(br *bufio.Reader) (*Preamble, error) {
-	line, err := readLine(br, MaxPreamble)
+	line, err := readFirstLine(br)
 	if err != nil {
 		return nil, fmt.Errorf("reading preamble: %w", err)
 	}
@@ -131,7 +132,7 @@ func ReadPreamble(br *bufio.Reader) (*Preamble, error) {
 // ReadReply is the client's half: the daemon's first line on an MCP connection.
 func ReadReply(br *bufio.Reader) (Reply, error) {
 	var r Reply
-	line, err := readLine(br, MaxPreamble)
+	line, err := readFirstLine(br)
 	if err != nil {
 		return r, err
 	}
@@ -147,22 +148,16 @@ var ErrNotAReply = errors.New("the first line is not a resmongw reply")
 // errLineTooLong is a first line past its bound.
 var errLineTooLong = fmt.Errorf("first line longer than %d bytes", MaxPreamble)
 
-// readLine reads up to and including '\n', refusing a line longer than limit.
-func readLine(br *bufio.Reader, limit int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > limit {
-			return nil, errLineTooLong
-		}
-		if err == nil {
-			return line, nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return nil, err
-		}
+// readFirstLine reads the preamble or the reply: one whole line of at most MaxPreamble bytes.
+func readFirstLine(br *bufio.Reader) ([]byte, error) {
+	line, err := NewLineReader(br, MaxPreamble).ReadLine()
+	switch {
+	case errors.Is(err, ErrLineTooLong):
+		return nil, errLineTooLong
+	case err == nil && line[len(line)-1] != '\n':
+		return nil, io.ErrUnexpectedEOF
 	}
+	return line, err
 }
 
 // Control kinds: a preamble of one of these asks the daemon to act on itself instead of

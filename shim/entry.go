@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resmongw/resmongw/internal/oneproc"
-	"github.com/resmongw/resmongw/internal/sockio"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/sessionwire"
 )
@@ -40,11 +38,6 @@ var hungDaemonWait = 10 * time.Minute
 func Main(args []string) int {
 	// One harness's lines, one at a time: a second P only adds threads and their stacks (and
 	// hand-offs between them) to a process that runs once per session.
-	if os.Getenv(oneproc.MarkerEnv) == "1" {
-		// internal/oneproc's exec: the runtime took the one P; nothing we start inherits it.
-		os.Unsetenv(oneproc.MarkerEnv)
-		os.Unsetenv("GOMAXPROCS")
-	}
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
@@ -79,7 +72,7 @@ func Main(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, sockio.FileReadWriter(polledStdout())).run(conn, sockio.FileReadWriter(polledStdin()))
+	return newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, polledStdout()).run(conn, polledStdin())
 }
 
 // FlagSet is stdio's flag set, for the CLI's help and parsing.
@@ -204,9 +197,8 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
-	dc := newDaemonConn(conn)
-	r.conn, r.epoch = dc, 1
-	if err := sendPreamble(dc, r.ppid); err != nil {
+	r.conn, r.epoch = conn, 1
+	if err := sendPreamble(conn, r.ppid); err != nil {
 		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 			return fail(closedEarly)
 		}
@@ -216,7 +208,7 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	// after the preamble.
 	stdinDone := make(chan struct{})
 	go r.stdinLoop(stdin, stdinDone)
-	br, reply, err := readReply(dc)
+	br, reply, err := readReply(conn)
 	switch {
 	case err != nil && reply.Error == shuttingDown && r.dialer != nil && r.wait > 0:
 		// We reached a daemon as it stopped: it read nothing, so everything goes to the next.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,6 +55,18 @@ type scripted struct {
 	t     *testing.T
 	conns chan *fakeConn
 	path  string
+
+	mu  sync.Mutex
+	all []net.Conn // every connection accepted, closed when the test ends
+}
+
+// closeAll ends every connection the fake daemon accepted.
+func (s *scripted) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.all {
+		_ = c.Close()
+	}
 }
 
 type fakeConn struct {
@@ -75,6 +89,9 @@ func newScripted(t *testing.T) *scripted {
 				return
 			}
 			_ = c.SetDeadline(time.Now().Add(time.Minute))
+			s.mu.Lock()
+			s.all = append(s.all, c)
+			s.mu.Unlock()
 			s.conns <- &fakeConn{c: c, br: bufio.NewReader(c)}
 		}
 	}()
@@ -149,10 +166,29 @@ func startRelay(t *testing.T, s *scripted) (*harness, *fakeConn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRelay(func() (*net.UnixConn, error) { return dial(s.path) }, outW)
+	// When the test is over no daemon takes the relay back, so it ends at once instead of
+	// outliving the test (and writing to stderr while the next test owns it).
+	var over atomic.Bool
+	r := newRelay(func() (*net.UnixConn, error) {
+		if over.Load() {
+			return nil, sessionwire.ErrRefused
+		}
+		return dial(s.path)
+	}, outW)
 	r.wait = 5 * time.Second
-	go func() { h.code <- r.run(conn, inR) }()
-	t.Cleanup(func() { inW.Close(); outR.Close() })
+	done := make(chan struct{})
+	go func() { h.code <- r.run(conn, inR); close(done) }()
+	t.Cleanup(func() {
+		over.Store(true)
+		inW.Close()
+		outR.Close()
+		s.closeAll()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("the relay did not end after its test")
+		}
+	})
 	return h, s.next(sessionwire.SessionProtocol)
 }
 
@@ -377,7 +413,7 @@ func TestEndingSessionTakesNoRequest(t *testing.T) {
 	}
 	d := <-s.conns
 	r := newRelay(nil, io.Discard)
-	r.conn, r.epoch = newDaemonConn(conn), 1
+	r.conn, r.epoch = conn, 1
 	r.holdStdin()
 	r.answerAll(nil, false) // what daemonGone does next; then the shim exits
 	line := []byte(testkit.ToolCall("5", "health", "") + "\n")
