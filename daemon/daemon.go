@@ -366,25 +366,31 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	s := &session{SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
 		ended: make(chan struct{})}
 	defer close(s.ended)
+	// The session is registered, with the connection a stop drains, before the client hears
+	// OK and before a line of it is read: a stop that begins at any moment after this drains
+	// it and says goodbye; one that began before refuses it here, with nothing read.
+	// The reader keeps br: bytes the shim sent right after the preamble are already in it.
+	lt := &lineTransport{c: c, br: br, drain: drainBound(d.upstream), goodbye: pre.Session >= 1}
+	s.lc = lt.open()
+	if !d.addSession(s) {
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: "the daemon is shutting down"}))
+		return
+	}
+	defer d.removeSession(s)
 	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
 		return
 	}
-	// The reader keeps br: bytes the shim sent right after the preamble are already in it.
-	lt := &lineTransport{c: c, br: br, drain: drainBound(d.upstream), goodbye: pre.Session >= 1}
 	ss, err := t.server.Connect(context.WithValue(d.ctx, sessionKey{}, s), proxy.WrapTransport(lt, proxy.Tools), nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))
 		return
 	}
-	s.ss, s.lc = ss, lt.conn
-	if !d.addSession(s) {
-		_ = ss.Close()
-		return
-	}
+	d.mu.Lock()
+	s.ss = ss
+	d.mu.Unlock()
 	d.log.Info("session opened", zap.Uint64("session", s.ID), zap.String("target", t.key),
 		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session))
 	err = ss.Wait()
-	d.removeSession(s)
 	d.log.Info("session closed", zap.Uint64("session", s.ID), zap.String("target", t.key), zap.Error(ignoreClosed(err)))
 }
 
@@ -408,6 +414,10 @@ func (d *daemon) addSession(s *session) bool {
 
 func (d *daemon) removeSession(s *session) {
 	d.mu.Lock()
+	if d.sessions[s.ID] != s {
+		d.mu.Unlock()
+		return // shutdown took the map
+	}
 	delete(d.sessions, s.ID)
 	d.sessionsChanged()
 	d.mu.Unlock()
@@ -441,8 +451,14 @@ func (d *daemon) shutdown(mode stopMode) {
 	}
 	var wg sync.WaitGroup
 	for _, s := range sessions {
+		d.mu.Lock()
+		ss := s.ss
+		d.mu.Unlock()
+		if ss == nil {
+			continue // never connected: its socket is closed below
+		}
 		wg.Add(1)
-		go func() { defer wg.Done(); _ = s.ss.Close() }()
+		go func() { defer wg.Done(); _ = ss.Close() }()
 	}
 	waitBounded(&wg, closeSessions)
 	d.mu.Lock()
@@ -452,8 +468,7 @@ func (d *daemon) shutdown(mode stopMode) {
 	for c := range conns {
 		c.Close()
 	}
-	// A session's socket belongs to its lineConn (out of the runtime's poller: sockio.Quiet),
-	// so closing the accepted conn above does not close it; this does.
+	// A session's socket is closed by its lineConn, which closes it once.
 	for _, s := range sessions {
 		if s.lc != nil {
 			_ = s.lc.Close()

@@ -77,7 +77,17 @@ type lineTransport struct {
 	conn *lineConn // the connection Connect made (the daemon drains it at shutdown)
 }
 
+// Connect hands the SDK the session's connection (made by open if nobody did).
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+	return t.open(), nil
+}
+
+// open makes the session's connection, once; the daemon registers it for a stop before the
+// SDK connects.
+func (t *lineTransport) open() *lineConn {
+	if t.conn != nil {
+		return t.conn
+	}
 	drain := t.drain
 	if drain <= 0 {
 		drain = drainWait
@@ -90,7 +100,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	t.conn = &lineConn{c: t.c, lines: sessionwire.NewLineReader(t.br, frameLimit), drain: drain, pending: map[jsonrpc.ID]struct{}{},
 		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{}),
 		goodbye: t.goodbye, stopping: make(chan struct{})}
-	return t.conn, nil
+	return t.conn
 }
 
 // lineConn is one session's connection. Read is called by one goroutine at a time (the

@@ -56,9 +56,13 @@ func (l *LineReader) ReadLine() ([]byte, error) {
 	for {
 		chunk, err := l.br.ReadSlice('\n')
 		if !tooLong {
-			if len(l.line)+len(chunk) > l.limit {
+			if need := len(l.line) + len(chunk); need > l.limit {
 				tooLong, l.line = true, l.line[:0]
 			} else {
+				if need > cap(l.line) {
+					// Grown by hand: append's growth would pass the limit.
+					l.line = append(make([]byte, 0, min(max(2*cap(l.line), need), l.limit)), l.line...)
+				}
 				l.line = append(l.line, chunk...)
 			}
 		}
