@@ -16,9 +16,9 @@ const stateless2026 = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`
 
 // Tool names are matched exactly, as go-sdk decodes params: after a first call has gone
 // through, a tools/call whose keys are cased otherwise ("Name", "Arguments") names no tool,
-// is answered unknown tool, and sends nothing to resmon, on both protocol families (the
-// fast path that once served later calls matched keys case-insensitively and created the
-// profile).
+// is answered unknown tool, and sends nothing to resmon, on both protocol families (a
+// second dispatcher that once served later calls matched keys case-insensitively and created
+// the profile).
 func TestWrongCasedCallIsUnknownAndSendsNothing(t *testing.T) {
 	t.Parallel()
 	for _, family := range []string{"initialize", "2026-07-28"} {
