@@ -141,9 +141,6 @@ func newDaemon(socket, logFile string, log *zap.Logger, sdkLog *slog.Logger, idl
 	return d, cancel
 }
 
-// Socket is the socket path the server listens on.
-func (s *Server) Socket() string { return s.d.socket }
-
 // Listen makes the socket's private directory, takes the single-instance lock and only then
 // binds the socket, so a second daemon can never unlink the socket of the first.
 func (s *Server) Listen() (*net.UnixListener, error) {
