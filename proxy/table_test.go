@@ -84,7 +84,7 @@ func TestEveryToolHasADecidedFlag(t *testing.T) {
 	if len(reads) != 18 || len(writes) != 7 {
 		t.Errorf("reads=%d writes=%d, want 18 and 7", len(reads), len(writes))
 	}
-	// ReadTools must be exactly the undecided-to-confirm names of the independent list above
+	// ReadTools must list only names the independent list above decides need no confirmation
 	// (a filter that let a write through, or dropped a read, fails here).
 	for _, r := range reads {
 		if want, ok := wantConfirmation[r]; !ok || want {
