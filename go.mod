@@ -11,7 +11,6 @@ require (
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 	golang.org/x/sys v0.50.0
-	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 require (

@@ -36,7 +36,10 @@ type DaemonStatus struct {
 	StartedAt     time.Time `json:"started_at"`
 	UptimeSeconds float64   `json:"uptime_seconds"`
 	Socket        string    `json:"socket"`
-	LogFile       string    `json:"log_file"`
+	LogFile       string    `json:"log_file"` // "" when the daemon could not open one (LogProblem)
+	// LogProblem is why the log file could not be opened; the daemon logs to stderr then
+	// (the journal, or launchd's log, under the service).
+	LogProblem string `json:"log_problem,omitempty"`
 }
 
 // TargetStatus is one target: where it looks, what it found, and its calls.
@@ -104,7 +107,7 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 	now := time.Now()
 	st := Status{
 		Daemon: DaemonStatus{Version: Version, PID: os.Getpid(), StartedAt: d.started,
-			UptimeSeconds: now.Sub(d.started).Seconds(), Socket: d.socket, LogFile: d.logFile},
+			UptimeSeconds: now.Sub(d.started).Seconds(), Socket: d.socket, LogFile: d.logFile, LogProblem: d.logProblem},
 		Targets:  []TargetStatus{},
 		Sessions: []SessionStatus{},
 	}

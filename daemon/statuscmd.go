@@ -201,6 +201,9 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 	fmt.Fprintf(w, "resmongw %s: pid %d, up %s, socket %s\n", d.Version, d.PID,
 		roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))), d.Socket)
 	renderOthers(w, st.OtherDaemons)
+	if d.LogProblem != "" {
+		fmt.Fprintf(w, "log: %s\n", logLine(d))
+	}
 	calls := map[string]int{}
 	for i, t := range st.Targets {
 		calls[t.Key] = i + 1
@@ -227,6 +230,14 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 	for _, s := range st.Sessions {
 		fmt.Fprintf(w, "session %d: %s, target %d, for %s\n", s.ID, clientLabel(s), calls[s.Target], roundDur(now.Sub(s.Since)))
 	}
+}
+
+// logLine is where the daemon's log goes.
+func logLine(d DaemonStatus) string {
+	if d.LogProblem != "" {
+		return "stderr only (the journal under the service): the log file cannot be opened: " + d.LogProblem
+	}
+	return d.LogFile
 }
 
 // targetNote says why a target is listed and whether it counts in the exit code.
@@ -276,7 +287,7 @@ func renderVerbose(w io.Writer, st *Status, now time.Time) {
 	d := st.Daemon
 	fmt.Fprintf(tw, "resmongw %s\tpid %d, up %s\n", d.Version, d.PID, roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))))
 	fmt.Fprintf(tw, "socket\t%s\n", d.Socket)
-	fmt.Fprintf(tw, "log\t%s\n", d.LogFile)
+	fmt.Fprintf(tw, "log\t%s\n", logLine(d))
 	tw.Flush()
 	renderOthers(w, st.OtherDaemons)
 	number := map[string]int{} // targets are numbered for the session lines; keys are long

@@ -58,8 +58,8 @@ func (w *World) Env(extra ...string) []string {
 	}, extra...)
 }
 
-// LogFile is where the daemon logs under the world's state home.
-func (w *World) LogFile() string { return filepath.Join(w.StateHome, "resmongw", "resmongw.log") }
+// LogFile is where the daemon logs: beside its socket.
+func (w *World) LogFile() string { return filepath.Join(filepath.Dir(w.Socket), "resmongw.log") }
 
 // LockFile is the daemon's lock file, next to its socket.
 func (w *World) LockFile() string { return filepath.Join(filepath.Dir(w.Socket), "daemon.lock") }
