@@ -16,6 +16,7 @@ import (
 
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/paths"
+	"github.com/resmongw/resmongw/shim"
 	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
@@ -140,8 +141,17 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 		holder = endpoint.LockHolder(socket)
 	}
 	installed := serviceInstalled(getenv)
+	// An entry `resmongw demo` printed: its daemon lived in the demo's process, and nothing
+	// starts it again; say the demo is over and how to remove the entry.
+	demo := ""
+	if dir := getenv(shim.DemoEnv); dir != "" && holder == 0 {
+		demo = shim.DemoUnreachable(dir, fmt.Errorf("no daemon at %s", socket)).Error()
+	}
 	if asJSON {
 		v := map[string]any{"running": holder > 0, "socket": socket, "ok": false, "service_installed": installed}
+		if demo != "" {
+			v["demo"] = demo
+		}
 		if holder > 0 {
 			v["pid"] = holder
 			v["socket_missing"] = true
@@ -155,6 +165,8 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 	}
 	defer renderOthers(w, others)
 	switch {
+	case demo != "":
+		fmt.Fprintln(w, demo+".")
 	case holder > 0:
 		fmt.Fprintf(w, "resmongw is running but unreachable: %s.\n", endpoint.SocketGone(holder, socket))
 	case installed:

@@ -68,6 +68,8 @@ func Main(args []string) int {
 	// An explicit socket means a private daemon, which the per-user service does not serve.
 	explicit := *socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
 	autostart := os.Getenv(endpoint.NoAutostartEnv) != "1"
+	demo := os.Getenv(DemoEnv) // an entry `resmongw demo` printed: its daemon is never started here
+	autostart = autostart && demo == ""
 	if v := os.Getenv(ReconnectWaitEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -76,6 +78,9 @@ func Main(args []string) int {
 		reconnectWait = d
 	}
 	conn, err := connect(path, autostart, !explicit)
+	if err != nil && demo != "" {
+		err = DemoUnreachable(demo, err)
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
