@@ -27,7 +27,8 @@ func TestRowsWithoutTheirFieldsAreUpstreamErrors(t *testing.T) {
 		{"list_watch_profiles", "/api/profiles", map[string]any{"profiles": empty}},
 		{"get_profile_matches", "/api/profiles/1/matches", map[string]any{"matches": empty, "total": 1, "by_basis": map[string]any{}}},
 		{"get_profile_matches", "/api/profiles/1/matches", map[string]any{"matches": []any{}, "total": 0}}, // no by_basis
-		{"search_corpus", "/api/explorer/search", map[string]any{"results": empty}},
+		{"search_corpus", "/api/explorer/search", map[string]any{"results": empty, "sort": "newest"}},
+		{"search_corpus", "/api/explorer/search", map[string]any{"results": []any{}}}, // which order was served is unknown
 		{"find_similar", "/api/documents/1/similar", map[string]any{"neighbours": empty}},
 		{"get_watchdog_findings", "/api/watchdog", map[string]any{"findings": empty}},
 	} {

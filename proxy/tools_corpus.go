@@ -63,7 +63,9 @@ func toolSearchCorpus(ctx context.Context, api API, args map[string]any) (any, e
 	if err != nil {
 		return nil, err
 	}
-	r, rows, terr := objectWithRows(res, "a page of search results", "results")
+	// sort says which order was served: without it, "keyword" (or "cannot rank by meaning")
+	// would be a made-up fact.
+	r, rows, terr := objectWithRows(res, "a page of search results", "results", "sort")
 	if terr == nil {
 		terr = rowsHolding(rows, "a page of search results", "id")
 	}
