@@ -52,7 +52,7 @@ type Config struct {
 func ServeFlags(c *Config) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&c.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	fs.StringVar(&c.LogFile, "log-file", "", "log file (default: resmongw.log beside the socket)")
+	fs.StringVar(&c.LogFile, "log-file", "", "log file (default: beside the socket, named after it: mcp.sock → mcp.log)")
 	fs.BoolVar(&c.Foreground, "foreground", false, "also log to stderr (default when stderr is a terminal)")
 	fs.DurationVar(&c.TargetIdle, "target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 0, "how long one backend request may take, body included (default: $"+RequestTimeoutEnv+", else "+proxy.DefaultRequestTimeout.String()+")")
