@@ -148,8 +148,8 @@ type Tool struct {
 
 // Run is the one way a tool is called: the arguments are checked against the row's own input
 // schema (type, enum, bounds; see checkArguments) and only then given to the handler, so no
-// request reaches the backend with an argument of the wrong type. The MCP server and any
-// direct caller (the daemon's fast path) go through here.
+// request reaches the backend with an argument of the wrong type. The MCP server's handler
+// calls it.
 func (t *Tool) Run(ctx context.Context, api API, args map[string]any) (any, error) {
 	if terr := checkArguments(t.Name, t.InputSchema, args); terr != nil {
 		return nil, terr

@@ -19,12 +19,12 @@ import (
 	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/resmonsim"
-	"github.com/resmongw/resmongw/shim"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // demoName is the server name the demo's harness lines use, so they never replace a real
 // "resmon" entry.
-const demoName = shim.DemoName
+const demoName = sessionwire.DemoName
 
 func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
@@ -117,8 +117,8 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer) (code int) {
 	}()
 
 	// DemoEnv marks the entries printed below: once the demo ends they start nothing and
-	// say the demo has ended (shim.DemoEnv).
-	env := []string{paths.SocketEnv + "=" + socket, "RESMON_STATE_DIR=" + stateDir, shim.DemoEnv + "=" + dir}
+	// say the demo has ended (sessionwire.DemoEnv).
+	env := []string{paths.SocketEnv + "=" + socket, "RESMON_STATE_DIR=" + stateDir, sessionwire.DemoEnv + "=" + dir}
 	fmt.Fprintf(stdout, "resmongw demo: a SIMULATED resmon backend (invented papers) at %s,\n", sim.BaseURL())
 	fmt.Fprintf(stdout, "and a daemon for it on %s; everything lives in %s.\n\n", socket, dir)
 	fmt.Fprintln(stdout, "A few tool calls through 'resmongw stdio', as a harness makes them:")
@@ -150,7 +150,7 @@ func demoCalls(ctx context.Context, w io.Writer, exe string, env []string) (_ *m
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.Command(exe, "stdio")
-	cmd.Env = append(minimalEnv(), env...)
+	cmd.Env = append(minimalEnv(), env...) // sessionwire.DemoEnv in env: it never autostarts
 	client := mcp.NewClient(&mcp.Implementation{Name: "resmongw-demo", Version: daemon.Version}, nil)
 	// The session outlives cctx (which bounds the calls), so it is connected on ctx.
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
