@@ -159,11 +159,11 @@ func signal[T any](ch chan T, v T) {
 // would silently kill a watch on the file itself. A directory that does not exist yet
 // is covered by watching its nearest existing ancestor until it appears.
 type loop struct {
-	shared   bool              // registered with files; false: polling only
-	wanted   []string          // the state dir and the port file's dir, deduplicated
-	watched  map[string]bool   // what this loop holds in files (guarded by files.mu)
-	kick     chan struct{}     // a relevant file changed
-	resync   chan error        // a wanted directory (or an ancestor) changed, or events were lost (the error)
+	shared   bool            // registered with files; false: polling only
+	wanted   []string        // the state dir and the port file's dir, deduplicated
+	watched  map[string]bool // what this loop holds in files (guarded by files.mu)
+	kick     chan struct{}   // a relevant file changed
+	resync   chan error      // a wanted directory (or an ancestor) changed, or events were lost (the error)
 	stateDir string
 	portFile string
 	log      func(string, ...any)
