@@ -34,6 +34,10 @@ type Config struct {
 	LogFile    string        // "" = paths.LogFile's answer
 	Foreground bool          // also log to stderr
 	TargetIdle time.Duration // how long a target outlives its last session; 0 = 5m
+	// MaxTargets bounds the distinct targets (harness environments naming a resmon) kept at
+	// once; 0 = DefaultMaxTargets. Idle targets make room first; past it, with none idle, a
+	// new session is refused with the reason.
+	MaxTargets int
 	// RequestTimeout bounds one backend request; 0 = $RESMONGW_REQUEST_TIMEOUT, else the
 	// proxy's default.
 	RequestTimeout time.Duration
@@ -55,6 +59,7 @@ func ServeFlags(c *Config) *flag.FlagSet {
 	fs.StringVar(&c.LogFile, "log-file", "", "log file (default: the per-user state/log directory)")
 	fs.BoolVar(&c.Foreground, "foreground", false, "also log to stderr (default when stderr is a terminal)")
 	fs.DurationVar(&c.TargetIdle, "target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
+	fs.IntVar(&c.MaxTargets, "max-targets", DefaultMaxTargets, "most distinct resmon targets (harness environments) served at once; idle ones make room first")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 0, "how long one backend request may take, body included (default: $"+RequestTimeoutEnv+", else "+proxy.DefaultRequestTimeout.String()+")")
 	fs.DurationVar(&c.RetryWait, "retry-wait", 0, "how long a read whose backend went away waits for a new one (default "+proxy.DefaultRetryWait.String()+")")
 	fs.DurationVar(&c.ExitWhenIdle, "exit-when-idle", 0, "exit after this long with no session (autostarted daemons; 0 = never)")
@@ -101,6 +106,13 @@ func New(c Config) (*Server, error) {
 	if c.ExitWhenIdle < 0 {
 		return nil, errUsage{errors.New("--exit-when-idle must not be negative")}
 	}
+	if c.MaxTargets < 0 {
+		return nil, errUsage{errors.New("--max-targets must not be negative")}
+	}
+	maxTargets := c.MaxTargets
+	if maxTargets == 0 {
+		maxTargets = DefaultMaxTargets
+	}
 	idleTTL := c.TargetIdle
 	if idleTTL == 0 {
 		idleTTL = 5 * time.Minute
@@ -124,6 +136,7 @@ func New(c Config) (*Server, error) {
 	}
 	d, cancel := newDaemon(socket, logFile, log, newSlogBridge(log), idleTTL,
 		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}, RetryWait: c.RetryWait})
+	d.targets.max = maxTargets
 	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
 }
 

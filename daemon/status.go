@@ -91,7 +91,7 @@ type SessionStatus struct {
 // status builds the report; callerEnv's target is evaluated too (created if need be, which
 // also warms it up for the session that usually follows).
 func (d *daemon) status(callerEnv discovery.Target) Status {
-	caller := d.targets.acquire(callerEnv)
+	caller, _ := d.targets.acquire(callerEnv) // nil: shutting down, or no room for it
 	if caller != nil {
 		defer d.targets.release(caller)
 		ctx, cancel := context.WithTimeout(d.ctx, statusSettle)
