@@ -164,7 +164,7 @@ func (s *Server) Listen() (*net.UnixListener, error) {
 		d.log.Error("socket directory", zap.Error(err))
 		return nil, err
 	}
-	lock, err := acquireLock(paths.LockFile(d.socket))
+	lock, err := acquireLock(d.socket)
 	if err != nil {
 		var ar *errAlreadyRunning
 		if errors.As(err, &ar) {
