@@ -162,6 +162,12 @@ func TestManyTargetsShareOneInotifyInstanceAndAreCapped(t *testing.T) {
 		t.Fatalf("a fourth target past the cap: %v, stderr %q; want exit 1 naming the limit", err, stderr.String())
 	}
 
+	// status from that environment says the same, and fails.
+	if out, code := w.runStatus(testCtx(t), []string{"RESMON_STATE_DIR=" + dirOf(4)}); code == 0 ||
+		!strings.Contains(out, "this shell's environment: no target: this daemon already serves 3 resmon instances") {
+		t.Errorf("status from a fourth environment: exit %d\n%s", code, out)
+	}
+
 	// One session ends: its target is idle and makes room for the next environment, and so on
 	// for many more; the daemon never holds more than the cap, nor another inotify instance.
 	closeSession(sessions[1])
