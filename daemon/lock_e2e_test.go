@@ -12,7 +12,7 @@ import (
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/paths"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // serveOnce runs `resmongw serve --socket socket` expecting it to refuse, and returns its
@@ -40,9 +40,9 @@ func TestLockBelongsToTheSocket(t *testing.T) {
 	other := &world{testkit.NewWorld(t)}
 	other.Socket = filepath.Join(filepath.Dir(w.Socket), "other.sock")
 	second := other.startDaemon()
-	if first.Pid() == second.Pid() || endpoint.LockHolder(w.Socket) != first.Pid() || endpoint.LockHolder(other.Socket) != second.Pid() {
+	if first.Pid() == second.Pid() || sessionwire.LockHolder(w.Socket) != first.Pid() || sessionwire.LockHolder(other.Socket) != second.Pid() {
 		t.Fatalf("lock holders %d and %d, want the daemons %d and %d",
-			endpoint.LockHolder(w.Socket), endpoint.LockHolder(other.Socket), first.Pid(), second.Pid())
+			sessionwire.LockHolder(w.Socket), sessionwire.LockHolder(other.Socket), first.Pid(), second.Pid())
 	}
 	for _, ww := range []*world{w, other} {
 		if out, code := ww.runStatus(testCtx(t), nil, "--json"); code == 3 || decodeStatus(t, out).Daemon.Socket != ww.Socket {

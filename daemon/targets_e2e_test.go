@@ -13,7 +13,7 @@ import (
 
 	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // B2: a session whose RESMON_PORT the port parser refuses ("+N", "000N") never shares a
@@ -127,7 +127,7 @@ func TestManyTargetsShareOneInotifyInstanceAndAreCapped(t *testing.T) {
 	// a target of its own.
 	statusNow := func() daemon.Status {
 		t.Helper()
-		pre := endpoint.Line(endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindStatus,
+		pre := sessionwire.Line(sessionwire.Preamble{Resmongw: sessionwire.Protocol, Kind: sessionwire.KindStatus,
 			Env: map[string]string{"HOME": w.Home, "RESMON_STATE_DIR": dirOf(1)}})
 		c, _, line, err := testkit.DialPreamble(w.Socket, pre, 60*time.Second)
 		if err != nil {
