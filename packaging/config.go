@@ -76,6 +76,8 @@ type configRequest struct {
 	scope  string // claude-code only: "project" (.mcp.json) or "user" (claude mcp add --scope user)
 	write  bool
 	force  bool
+	// fileGiven: --file named the entry's file, whose directory must exist.
+	fileGiven bool
 	// approvals is the tool table's split; nil with --no-approvals.
 	approvals *toolApprovals
 	flags     *flag.FlagSet // the parsed flags, to repeat them in hints
@@ -256,6 +258,7 @@ func (r *configRequest) resolveTarget(file string) error {
 	case r.scope == "user":
 		r.target = ""
 	case file != "":
+		r.fileGiven = true
 		r.target, err = filepath.Abs(file)
 	default:
 		r.target, err = r.h.file(r.home)
