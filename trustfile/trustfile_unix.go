@@ -202,9 +202,12 @@ func checkOwnerMode(path string, uid, gid uint32, mode fs.FileMode, kind Kind, i
 	}
 	verdict := ours(uid, gid, mode, false)
 	if verdict == otherOwner {
+		fix := fmt.Sprintf("the %s must be your own (%s): point RESMON_STATE_DIR at your resmon's, or run: chown %d %s", what, owner(me), me, shellQuote(path))
+		if isDir { // never a chown of a directory others may use (/tmp, a team's)
+			fix = fmt.Sprintf("the directory must be your own (%s): point RESMON_STATE_DIR at your resmon's state directory", owner(me))
+		}
 		return &Error{Path: path, Problem: "belongs to another user, so it cannot be trusted",
-			Found: found(uid, mode),
-			Fix:   fmt.Sprintf("the %s must be your own (%s): point RESMON_STATE_DIR at your resmon's, or run: chown %d %s", what, owner(me), me, shellQuote(path))}
+			Found: found(uid, mode), Fix: fix}
 	}
 	problem := ""
 	switch {
@@ -214,8 +217,14 @@ func checkOwnerMode(path string, uid, gid uint32, mode fs.FileMode, kind Kind, i
 		problem = "is readable by other users"
 	}
 	if problem != "" {
-		return &Error{Path: path, Problem: problem + ", so it cannot be trusted", Found: found(uid, mode),
-			Fix: "run: " + chmod + shellQuote(path)}
+		fix := "run: " + chmod + shellQuote(path)
+		switch {
+		case isDir && mode&fs.ModeSticky != 0: // a shared directory such as /tmp: never chmod it
+			fix = "a directory others share is no state directory: point RESMON_STATE_DIR at your resmon's state directory"
+		case isDir:
+			fix = "if it is resmon's own and nobody else uses it, run: " + chmod + shellQuote(path) + "; otherwise point RESMON_STATE_DIR at your resmon's state directory"
+		}
+		return &Error{Path: path, Problem: problem + ", so it cannot be trusted", Found: found(uid, mode), Fix: fix}
 	}
 	return nil
 }
