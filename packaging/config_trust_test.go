@@ -267,3 +267,43 @@ func TestConfigNoBackupOfAnEmptyFile(t *testing.T) {
 		t.Error("not written")
 	}
 }
+
+// Issue 25.6h: a conflict says what is in the way and ends with the commands out of it, each
+// of which works as printed.
+func TestConfigConflictPrintsCommandsThatWork(t *testing.T) {
+	for _, tc := range []struct {
+		name, harness, file, content string
+		ways                         int
+	}{
+		{"different entry", "cursor", ".cursor/mcp.json", `{"mcpServers": {"resmon": {"command": "/old/resmongw", "args": ["stdio"]}}}`, 2},
+		{"contradicting settings", "cursor", ".cursor/permissions.json", `{"mcpAllowlist": ["resmon:*"]}`, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var cmds []string
+			for way := 0; way < tc.ways; way++ {
+				home := configEnv(t)
+				writeFile(t, filepath.Join(home, tc.file), tc.content)
+				code, _, errOut := runCfg(t, tc.harness, "--write")
+				if code != 1 || !strings.Contains(errOut, "Nothing was changed.") {
+					t.Fatalf("exit %d\n%s", code, errOut)
+				}
+				cmds = nil
+				for _, line := range strings.Split(errOut, "\n") {
+					if strings.HasPrefix(line, "    resmongw config ") {
+						cmds = append(cmds, strings.TrimSpace(line))
+					}
+				}
+				if len(cmds) != tc.ways {
+					t.Fatalf("%d commands, want %d:\n%s", len(cmds), tc.ways, errOut)
+				}
+				args := strings.Fields(cmds[way])[2:]
+				if code, out, errOut := runCfg(t, args...); code != 0 {
+					t.Fatalf("%s: exit %d\n%s%s", cmds[way], code, out, errOut)
+				}
+			}
+			if !strings.Contains(cmds[0], "--force") {
+				t.Errorf("the first way out is not --force: %q", cmds)
+			}
+		})
+	}
+}

@@ -112,7 +112,7 @@ func writeConfig(stdout, stderr io.Writer, r *configRequest) int {
 	if err != nil {
 		return configFail(stderr, "%v", err)
 	}
-	if blocked := reportConflicts(stderr, edits, r.force); blocked {
+	if blocked := reportConflicts(stderr, edits, r); blocked {
 		return 1
 	}
 	ours := r.generatedNames()
@@ -189,33 +189,54 @@ func commitEdit(stdout io.Writer, e *fileEdit) error {
 }
 
 // reportConflicts prints every different entry and contradicting approval setting; without
-// force they block the whole write.
-func reportConflicts(stderr io.Writer, edits []*fileEdit, force bool) (blocked bool) {
+// --force they block the whole write. It ends with the commands that resolve them, one per way
+// out, each the same command as this run plus the one flag that differs.
+func reportConflicts(stderr io.Writer, edits []*fileEdit, r *configRequest) (blocked bool) {
+	var entries, settings bool
 	for _, e := range edits {
-		if e.existing == "" && len(e.conflicts) == 0 {
-			continue
-		}
-		if force {
+		if (e.existing == "" && len(e.conflicts) == 0) || r.force {
 			continue
 		}
 		blocked = true
 		if e.existing != "" {
-			fmt.Fprintf(stderr, "resmongw config: %s already has a different %s entry:\n\n%s\n\nThe entry resmongw would write:\n\n%s\n\n",
-				e.path, e.where, indentBlock(redactForDisplay(e.existing)), indentBlock(e.proposed))
+			entries = true
+			fmt.Fprintf(stderr, "resmongw config: %s already has an entry named %s (%s), and it differs from resmongw's.\n\nIt has:\n\n%s\n\nresmongw would write:\n\n%s\n\n",
+				e.path, r.name, e.where, indentBlock(redactForDisplay(e.existing)), indentBlock(e.proposed))
 		}
 		if len(e.conflicts) > 0 {
-			fmt.Fprintf(stderr, "resmongw config: %s has approval settings that contradict resmon's tool table:\n\n", e.path)
+			settings = true
+			fmt.Fprintf(stderr, "resmongw config: %s has approval settings for %s that contradict resmon's tool table (reads run without asking, writes ask):\n\n", e.path, r.name)
 			for _, c := range e.conflicts {
 				fmt.Fprintf(stderr, "    %s\n        %s\n", redactForDisplay(c.setting), c.why)
 			}
 			fmt.Fprintln(stderr)
 		}
 	}
-	if blocked {
-		fmt.Fprint(stderr, "Nothing was changed. Run again with --force to replace them (each file is backed up first),\n"+
-			"use --name to add this entry under another name, or --no-approvals to write only the server entry.\n")
+	if !blocked {
+		return false
 	}
-	return blocked
+	var scope []string
+	if r.scope == "user" {
+		scope = []string{"--scope", "user"}
+	}
+	what := "that entry with resmongw's"
+	switch {
+	case entries && settings:
+		what = "that entry and those settings with resmongw's"
+	case settings:
+		what = "those settings with resmon's tool table"
+	}
+	fmt.Fprintf(stderr, "Nothing was changed. To replace %s (each file is backed up first):\n    %s\n",
+		what, writeCommand(r.flags, r.h.name, append(scope, "--force")...))
+	if entries {
+		fmt.Fprintf(stderr, "To keep it and add resmongw's entry beside it, under another name:\n    %s\n",
+			writeCommand(r.flags, r.h.name, append(scope, "--name", r.name+"-gw")...))
+	}
+	if settings && !entries {
+		fmt.Fprintf(stderr, "To keep your settings and write only the server entry:\n    %s\n",
+			writeCommand(r.flags, r.h.name, append(scope, "--no-approvals")...))
+	}
+	return true
 }
 
 var (
