@@ -112,7 +112,19 @@ func writeConfig(stdout, stderr io.Writer, r *configRequest) int {
 	if err != nil {
 		return configFail(stderr, "%v", err)
 	}
-	if blocked := reportConflicts(stderr, edits, r); blocked {
+	var claude []claudeCommand
+	var userConflict string
+	if r.h.name == "claude-code" && r.scope == "user" {
+		var more []string
+		if claude, more, userConflict, err = planClaudeUser(r); err != nil {
+			return configFail(stderr, "%v", err)
+		}
+		notes = append(notes, more...)
+	}
+	if userConflict != "" {
+		fmt.Fprint(stderr, "resmongw config: "+userConflict)
+	}
+	if blocked := reportConflicts(stderr, edits, r, userConflict != ""); blocked {
 		return 1
 	}
 	ours := r.generatedNames()
@@ -132,14 +144,15 @@ func writeConfig(stdout, stderr io.Writer, r *configRequest) int {
 		}
 		wrote = true
 	}
+	ran, code := runClaude(stdout, stderr, claude)
+	if code != 0 {
+		return code
+	}
 	for _, n := range notes {
 		fmt.Fprintln(stdout, n)
 	}
-	if wrote {
+	if wrote || ran {
 		fmt.Fprintf(stdout, "Restart %s (or reload its MCP servers) to pick it up.\n", r.h.name)
-	}
-	if r.h.name == "claude-code" && r.scope == "user" {
-		fmt.Fprintf(stdout, "The entry itself goes in with: %s\n", claudeAddCommand(r.name, r.entry))
 	}
 	return 0
 }
@@ -191,8 +204,9 @@ func commitEdit(stdout io.Writer, e *fileEdit) error {
 // reportConflicts prints every different entry and contradicting approval setting; without
 // --force they block the whole write. It ends with the commands that resolve them, one per way
 // out, each the same command as this run plus the one flag that differs.
-func reportConflicts(stderr io.Writer, edits []*fileEdit, r *configRequest) (blocked bool) {
-	var entries, settings bool
+func reportConflicts(stderr io.Writer, edits []*fileEdit, r *configRequest, entryConflict bool) (blocked bool) {
+	entries, settings := entryConflict, false
+	blocked = entryConflict
 	for _, e := range edits {
 		if (e.existing == "" && len(e.conflicts) == 0) || r.force {
 			continue
