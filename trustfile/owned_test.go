@@ -139,10 +139,6 @@ func TestPrivateGroupMayWrite(t *testing.T) {
 	if err := os.Chmod(dir, 0o775); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	uid := uint32(os.Geteuid())
 	if !privateGroup(uid, uid) {
 		t.Skipf("uid %d has no private group", uid)
@@ -150,7 +146,8 @@ func TestPrivateGroupMayWrite(t *testing.T) {
 	if err := os.Chown(dir, -1, int(uid)); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err = os.Lstat(dir); err != nil {
+	fi, err := os.Lstat(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := Check(dir, fi, false); err != nil {
