@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/version"
 )
 
 // heldUntilExit keeps a duplicate of every accepted control connection open until Run has
@@ -48,7 +49,7 @@ func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
 		heldUntilExit.files = append(heldUntilExit.files, f)
 		heldUntilExit.Unlock()
 	}
-	reply := endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: Version, StopWithinMS: shutdownBound(d.upstream).Milliseconds()}
+	reply := endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: version.Version, StopWithinMS: shutdownBound(d.upstream).Milliseconds()}
 	if _, err := c.Write(endpoint.Line(reply)); err != nil {
 		return // the asker is gone: it did not see an answer, so nothing happens
 	}

@@ -80,8 +80,11 @@ type daemon struct {
 	sessions map[uint64]*session
 	conns    map[net.Conn]struct{} // every open connection, in any phase; nil once shutting down
 	nextID   atomic.Uint64
-	idle     *idleExit      // the autostarted daemon's idle timer (idle.go); nil when it stays
-	wg       sync.WaitGroup // connection handlers; Add only under mu while conns != nil
+	idle     *idleExit // the autostarted daemon's idle timer (idle.go); nil when it stays
+	// exe is the binary we run from (upgrade.go); zero in tests that build a daemon in process.
+	exe         executable
+	handingOver atomic.Bool    // a newer binary was seen and a restart asked for
+	wg          sync.WaitGroup // connection handlers; Add only under mu while conns != nil
 }
 
 // stopMode says what open sessions are told when the daemon goes away.
@@ -354,7 +357,9 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Pream
 	closing := d.closing
 	d.mu.Unlock()
 	var t *target
-	if !closing { // a session accepted as the stop began would end unannounced: refuse it now
+	// A session from a newer binary at our path: refused as shutting down, so its shim
+	// reconnects to the daemon that binary starts (upgrade.go).
+	if !closing && !d.handOver(pre, pid) { // a session accepted as the stop began would end unannounced: refuse it now
 		t = d.targets.acquire(env)
 	}
 	if t == nil {

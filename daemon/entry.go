@@ -20,13 +20,11 @@ import (
 
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/version"
 )
 
 // RequestTimeoutEnv sets serve's default --request-timeout.
 const RequestTimeoutEnv = "RESMONGW_REQUEST_TIMEOUT"
-
-// Version is the gateway's version, reported by status and `resmongw version`.
-var Version = "0.1.0-dev"
 
 // Config is what `resmongw serve` is told. The zero value of each field means its default.
 type Config struct {
@@ -124,6 +122,7 @@ func New(c Config) (*Server, error) {
 	}
 	d, cancel := newDaemon(socket, logFile, log, newSlogBridge(log), idleTTL,
 		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}, RetryWait: c.RetryWait})
+	d.exe = currentExecutable()
 	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
 }
 
@@ -183,7 +182,7 @@ func (s *Server) Run(ctx context.Context, ln *net.UnixListener) int {
 	if s.idleExit > 0 {
 		d.startIdleExit(s.idleExit)
 	}
-	d.log.Info("daemon started", zap.String("version", Version), zap.Int("pid", os.Getpid()),
+	d.log.Info("daemon started", zap.String("version", version.Version), zap.Int("pid", os.Getpid()),
 		zap.String("socket", d.socket), zap.Duration("request_timeout", s.timeout),
 		zap.Duration("exit_when_idle", s.idleExit))
 	sigs := make(chan os.Signal, 1)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/version"
 )
 
 // session is one harness connection serving MCP.
@@ -52,7 +53,7 @@ func sessionReply() endpoint.Reply {
 			reads = append(reads, t.Name)
 		}
 	}
-	return endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: Version,
+	return endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: version.Version,
 		Session: endpoint.SessionProtocol, ReadTools: reads}
 }
 

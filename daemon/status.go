@@ -10,6 +10,7 @@ import (
 
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/trustfile"
+	"github.com/resmongw/resmongw/version"
 )
 
 // Status is what `resmongw status` shows, and its --json form.
@@ -34,6 +35,10 @@ type DaemonStatus struct {
 	UptimeSeconds float64   `json:"uptime_seconds"`
 	Socket        string    `json:"socket"`
 	LogFile       string    `json:"log_file"`
+	// Executable is the binary the daemon runs from; Replaced, that another file now sits at
+	// that path (an upgrade the daemon has not handed over to yet: upgrade.go).
+	Executable string `json:"executable,omitempty"`
+	Replaced   bool   `json:"executable_replaced,omitempty"`
 }
 
 // TargetStatus is one target: where it looks, what it found, and its calls.
@@ -100,11 +105,12 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 	}
 	now := time.Now()
 	st := Status{
-		Daemon: DaemonStatus{Version: Version, PID: os.Getpid(), StartedAt: d.started,
-			UptimeSeconds: now.Sub(d.started).Seconds(), Socket: d.socket, LogFile: d.logFile},
+		Daemon: DaemonStatus{Version: version.Version, PID: os.Getpid(), StartedAt: d.started,
+			UptimeSeconds: now.Sub(d.started).Seconds(), Socket: d.socket, LogFile: d.logFile, Executable: d.exe.path},
 		Targets:  []TargetStatus{},
 		Sessions: []SessionStatus{},
 	}
+	_, st.Daemon.Replaced = d.exe.replaced()
 	perTarget := map[string]int{}
 	d.mu.Lock()
 	for _, s := range d.sessions {

@@ -200,6 +200,7 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 	d := st.Daemon
 	fmt.Fprintf(w, "resmongw %s: pid %d, up %s, socket %s\n", d.Version, d.PID,
 		roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))), d.Socket)
+	renderVersions(w, d)
 	renderOthers(w, st.OtherDaemons)
 	calls := map[string]int{}
 	for i, t := range st.Targets {
@@ -277,7 +278,11 @@ func renderVerbose(w io.Writer, st *Status, now time.Time) {
 	fmt.Fprintf(tw, "resmongw %s\tpid %d, up %s\n", d.Version, d.PID, roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))))
 	fmt.Fprintf(tw, "socket\t%s\n", d.Socket)
 	fmt.Fprintf(tw, "log\t%s\n", d.LogFile)
+	if d.Executable != "" {
+		fmt.Fprintf(tw, "binary\t%s\n", d.Executable)
+	}
 	tw.Flush()
+	renderVersions(w, d)
 	renderOthers(w, st.OtherDaemons)
 	number := map[string]int{} // targets are numbered for the session lines; keys are long
 	for i, t := range st.Targets {

@@ -21,6 +21,7 @@ func TestShimImportsOnlyStdlib(t *testing.T) {
 		"github.com/resmongw/resmongw/internal/sockio",   // raw reads and writes of polled descriptors (stdlib only)
 		"github.com/resmongw/resmongw/internal/oneproc",  // stdio's one P from its start (stdlib only)
 		"github.com/resmongw/resmongw/internal/jsonscan", // where a JSON value ends (stdlib only)
+		"github.com/resmongw/resmongw/version",           // the build's version, for the preamble (no imports)
 	}
 	allowedOn := map[string][]string{"darwin": {"golang.org/x/sys/unix"}}
 	for _, goos := range []string{"linux", "darwin"} {

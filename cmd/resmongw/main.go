@@ -18,6 +18,7 @@ import (
 	"github.com/resmongw/resmongw/resmonsim"
 	"github.com/resmongw/resmongw/shim"
 	"github.com/resmongw/resmongw/tooltable"
+	"github.com/resmongw/resmongw/version"
 )
 
 func main() {
@@ -86,7 +87,7 @@ which relays to the daemon over a private Unix socket and starts it when needed.
 
 First time? Run 'resmongw demo': a simulated backend, real tool calls, and the line that
 connects each harness.`,
-		Version:       daemon.Version,
+		Version:       version.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// No command: the help, as a usage error.
@@ -116,7 +117,7 @@ connects each harness.`,
 		&cobra.Command{
 			Use: "version", Short: "print the version", Args: cobra.NoArgs,
 			RunE: func(*cobra.Command, []string) error {
-				fmt.Fprintln(stdout, "resmongw", daemon.Version, "(MCP contract 2.3)")
+				fmt.Fprintln(stdout, "resmongw", version.Version, "(MCP contract 2.3)")
 				return nil
 			},
 		},

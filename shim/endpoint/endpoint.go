@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/resmongw/resmongw/version"
 )
 
 // Protocol is the preamble version both sides speak.
@@ -44,6 +46,9 @@ type Preamble struct {
 	// Session is the session protocol the client speaks (SessionProtocol; 0 or absent: none,
 	// an older shim). See session.go.
 	Session int `json:"session,omitempty"`
+	// Version is the client's build (version.Version): a daemon that meets a newer binary at
+	// its own path hands over to it (daemon/upgrade.go).
+	Version string `json:"version,omitempty"`
 }
 
 // Reply is the daemon's first line on an MCP connection: OK, or why the connection is refused.
@@ -105,7 +110,7 @@ func Line(v any) []byte {
 // NewPreamble is the preamble of a client in this process: the forwarded variables of its
 // environment (getenv), its pid and its parent's, and a label for status.
 func NewPreamble(kind string, getenv func(string) string, client string) Preamble {
-	return Preamble{Resmongw: Protocol, Kind: kind, Env: CaptureEnv(getenv), PID: os.Getpid(), PPID: os.Getppid(), Client: client}
+	return Preamble{Resmongw: Protocol, Kind: kind, Env: CaptureEnv(getenv), PID: os.Getpid(), PPID: os.Getppid(), Client: client, Version: version.Version}
 }
 
 // ReadPreamble is the daemon's half: it reads one line of at most MaxPreamble bytes from br
