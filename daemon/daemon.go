@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/shim/endpoint"
@@ -80,7 +81,8 @@ type daemon struct {
 	sessions map[uint64]*session
 	conns    map[net.Conn]struct{} // every open connection, in any phase; nil once shutting down
 	nextID   atomic.Uint64
-	idle     *idleExit // the autostarted daemon's idle timer (idle.go); nil when it stays
+	idle     *idleExit     // the autostarted daemon's idle timer (idle.go); nil when it stays
+	activity *activity.Log // the record of calls `resmongw activity` shows (activity.go)
 	// exe is the binary we run from (upgrade.go); zero in tests that build a daemon in process.
 	exe         executable
 	handingOver atomic.Bool    // a newer binary was seen and a restart asked for
@@ -141,17 +143,24 @@ func (d *daemon) newTarget(key string, env discovery.Target) *target {
 	return t
 }
 
-// recordCall keeps stats and logs one tool call: never its arguments, never the token.
+// recordCall keeps stats, the activity record and a log line of one tool call: never its
+// arguments, never the token.
 func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) {
-	t.stats.record(r.Tool, r.Code, r.Info.RuntimeID, r.Duration, time.Now())
+	now := time.Now()
+	t.stats.record(r.Tool, r.Code, r.Info.RuntimeID, r.Duration, now)
 	var sid uint64
+	client, clientVersion := r.Client, r.ClientVersion
 	if s, ok := ctx.Value(sessionKey{}).(*session); ok {
 		sid = s.ID
+		if client == "" { // the fast path: the session's initialize says who the client is
+			st := s.status()
+			client, clientVersion = st.ClientName, st.ClientVersion
+		}
 	}
-	outcome := r.Code
-	if outcome == "" {
-		outcome = "ok"
-	}
+	outcome := activity.Outcome(r.Code, r.Confirmation, r.OutcomeUnknown)
+	d.activity.Add(activity.Record{Time: now, Session: sid, Client: clip(client), ClientVersion: clip(clientVersion),
+		Target: t.key, Tool: r.Tool, Write: r.Write, Outcome: outcome, Confirmation: r.Confirmation,
+		DurationMS: float64(r.Duration.Microseconds()) / 1000})
 	fields := make([]zap.Field, 0, 11)
 	if r.Requested != "" {
 		// Only for unknown tools, and already cut short by the proxy: a client-chosen string.
@@ -161,7 +170,7 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 		zap.String("tool", r.Tool), zap.Bool("write", r.Write), zap.String("target", t.key),
 		zap.Uint64("session", sid), zap.String("runtime_id", r.Info.RuntimeID),
 		zap.Uint64("generation", r.Info.Generation), zap.Duration("duration", r.Duration),
-		zap.String("outcome", outcome), zap.Bool("retried", r.Info.Retried))...)
+		zap.String("outcome", outcome), zap.String("confirmation", r.Confirmation), zap.Bool("retried", r.Info.Retried))...)
 }
 
 // serve accepts on the current listener; see acceptLoop.
@@ -348,6 +357,8 @@ func (d *daemon) handle(c *net.UnixConn) {
 		d.serveMCP(c, br, pre, pid, env)
 	case endpoint.KindStop, endpoint.KindRestart:
 		d.control(c, pre.Kind, pid)
+	case endpoint.KindActivity:
+		d.serveActivity(c)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/version"
@@ -123,7 +124,9 @@ func New(c Config) (*Server, error) {
 	d, cancel := newDaemon(socket, logFile, log, newSlogBridge(log), idleTTL,
 		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}, RetryWait: c.RetryWait})
 	d.exe = currentExecutable()
-	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
+	var closeActivity func()
+	d.activity, closeActivity = openActivity(logFile, log)
+	return &Server{d: d, cancel: cancel, closeLog: func() { closeActivity(); closeLog() }, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
 }
 
 // newDaemon is the one place a daemon is put together, for New and for the package's tests
@@ -134,6 +137,7 @@ func newDaemon(socket, logFile string, log *zap.Logger, sdkLog *slog.Logger, idl
 		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: sdkLog,
 		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
 		upstream: upstream, failed: make(chan error, 1), stopReq: make(chan stopMode, 1),
+		activity: activity.New(nil, activityKeep),
 	}
 	d.targets = &targets{m: map[string]*target{}, idleTTL: idleTTL, make: d.newTarget, log: log}
 	return d, cancel

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/resmonsim"
@@ -107,7 +108,7 @@ connects each harness.`,
 
 	root.AddCommand(
 		stdioCmd(), demoCmd(stdout, stderr), configCmd(stdout, stderr), toolsCmd(stdout, stderr),
-		statusCmd(stdout, stderr), serveCmd(stderr),
+		statusCmd(stdout, stderr), activityCmd(stdout, stderr), serveCmd(stderr),
 		installCmd(stdout, stderr),
 		serviceCmd("uninstall", "stop and remove the per-user service", stdout, stderr),
 		lifecycleCmd("start", "start the daemon (through the service when installed)", stdout, stderr),
@@ -260,4 +261,20 @@ port file names a running backend.`,
 		},
 	}, resmonsim.FlagSet()))
 	return dev
+}
+
+func activityCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o activity.Options
+	return withGoFlags(&cobra.Command{
+		Use:   "activity",
+		Short: "the tool calls the daemon served: who, which tool, how each ended",
+		Long: `The tool calls the daemon recorded, newest last: time, session, client, tool, read or write,
+outcome (ok, the tool's error code, declined, refused_by_policy, outcome_unknown, ...), how a write
+was confirmed, and how long it took. Never an argument, a result or a token. -f follows live.`,
+		GroupID: "manage",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return done(activity.Main(o, stdout, stderr))
+		},
+	}, activity.FlagSet(&o))
 }

@@ -22,7 +22,13 @@ const Protocol = 1
 const (
 	KindMCP    = "mcp"    // the rest of the stream is an MCP session
 	KindStatus = "status" // the daemon writes its status JSON and closes
+	// KindActivity: the daemon writes a Reply, the records of calls it keeps, HistoryEnd,
+	// then each new record until the client closes (`resmongw activity`).
+	KindActivity = "activity"
 )
+
+// HistoryEnd is the line after the kept records on an activity connection.
+const HistoryEnd = `{"history_end":true}` + "\n"
 
 // MaxPreamble bounds the first line; anything longer is refused.
 const MaxPreamble = 64 << 10
@@ -127,7 +133,7 @@ func ReadPreamble(br *bufio.Reader) (*Preamble, error) {
 	if p.Resmongw != Protocol {
 		return nil, fmt.Errorf("preamble protocol %d, this daemon speaks %d (restart the daemon after an upgrade)", p.Resmongw, Protocol)
 	}
-	if p.Kind != KindMCP && p.Kind != KindStatus && !IsControl(p.Kind) {
+	if p.Kind != KindMCP && p.Kind != KindStatus && p.Kind != KindActivity && !IsControl(p.Kind) {
 		return nil, fmt.Errorf("unknown preamble kind %q", p.Kind)
 	}
 	return &p, nil
