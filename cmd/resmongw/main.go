@@ -15,6 +15,7 @@ import (
 
 	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/doctor"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/resmonsim"
 	"github.com/resmongw/resmongw/shim"
@@ -108,7 +109,7 @@ connects each harness.`,
 
 	root.AddCommand(
 		stdioCmd(), demoCmd(stdout, stderr), configCmd(stdout, stderr), toolsCmd(stdout, stderr),
-		statusCmd(stdout, stderr), activityCmd(stdout, stderr), serveCmd(stderr),
+		statusCmd(stdout, stderr), activityCmd(stdout, stderr), doctorCmd(stdout, stderr), serveCmd(stderr),
 		installCmd(stdout, stderr),
 		serviceCmd("uninstall", "stop and remove the per-user service", stdout, stderr),
 		lifecycleCmd("start", "start the daemon (through the service when installed)", stdout, stderr),
@@ -277,4 +278,21 @@ was confirmed, and how long it took. Never an argument, a result or a token. -f 
 			return done(activity.Main(o, stdout, stderr))
 		},
 	}, activity.FlagSet(&o))
+}
+
+func doctorCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o doctor.Options
+	return withGoFlags(&cobra.Command{
+		Use:   "doctor",
+		Short: "check the whole setup, each check with the command that fixes it",
+		Long: `Check, in order: this binary's version against the running daemon's, the socket directory, the
+daemon, the service, resmon's state directory, port and token files, resmon's health and identity,
+every harness entry that launches resmongw, and the log. Each check passes (✓) or fails (✗) with
+its fix; what does not apply is information (·). Exit 0 when all pass, 1 otherwise.`,
+		GroupID: "manage",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return done(doctor.Main(o, stdout, stderr))
+		},
+	}, doctor.FlagSet(&o))
 }
