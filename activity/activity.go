@@ -41,13 +41,16 @@ const (
 )
 
 // Outcome is how a call ended, from its error code ("" on success), how a write was confirmed
-// and whether a sent write's answer was lost. A confirmation that stopped the write names the
-// outcome; the code it answered with would only say "refused".
+// (proxy's Confirm* values) and whether a sent write's answer was lost. A confirmation that
+// kept the write from being sent names the outcome (declined, cancelled, timed_out,
+// cannot_ask, asked: the form went out and the answer comes in a new call, …); the code it
+// answered with would only say "refused".
 func Outcome(code, confirmation string, unknown bool) string {
 	switch confirmation {
+	case "", "asked_yes", "remembered", "harness": // sent: the call's own result decides
 	case "policy_off":
 		return OutcomeRefused
-	case OutcomeDeclined, OutcomeCancelled, OutcomeTimedOut, OutcomeCannotAsk:
+	default:
 		return confirmation
 	}
 	switch {

@@ -153,8 +153,7 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 	if s, ok := ctx.Value(sessionKey{}).(*session); ok {
 		sid = s.ID
 		if client == "" { // the fast path: the session's initialize says who the client is
-			st := s.status()
-			client, clientVersion = st.ClientName, st.ClientVersion
+			client, clientVersion = d.sessionClient(s)
 		}
 	}
 	outcome := activity.Outcome(r.Code, r.Confirmation, r.OutcomeUnknown)
@@ -171,6 +170,19 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 		zap.Uint64("session", sid), zap.String("runtime_id", r.Info.RuntimeID),
 		zap.Uint64("generation", r.Info.Generation), zap.Duration("duration", r.Duration),
 		zap.String("outcome", outcome), zap.String("confirmation", r.Confirmation), zap.Bool("retried", r.Info.Retried))...)
+}
+
+// sessionClient is what s's initialize named the client. s.ss is set before the session is
+// registered (addSession, under d.mu), so it is read only once s is found registered.
+func (d *daemon) sessionClient(s *session) (name, version string) {
+	d.mu.Lock()
+	registered := d.sessions[s.ID] == s
+	d.mu.Unlock()
+	if !registered {
+		return "", ""
+	}
+	st := s.status()
+	return st.ClientName, st.ClientVersion
 }
 
 // serve accepts on the current listener; see acceptLoop.
