@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/doctor"
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/resmonsim"
 )
@@ -72,6 +74,18 @@ func TestANewSessionHandsTheDaemonOverToTheReplacedBinary(t *testing.T) {
 	}
 	if out := w.statusText(ctx, exe, simEnv(sim)...); !strings.Contains(out, "running "+oldVersion+", installed "+newVersion+": "+exe+" was replaced") {
 		t.Errorf("status after the replace does not say running old, installed new:\n%s", out)
+	}
+
+	// doctor (the new binary) fails its version check with the way out.
+	doc := exec.CommandContext(ctx, exe, "doctor", "--json")
+	doc.Env = w.Env(simEnv(sim)...)
+	docOut := w.output()
+	doc.Stdout = docOut
+	_ = doc.Run()
+	var rep doctor.Report
+	if err := json.Unmarshal([]byte(docOut.String()), &rep); err != nil || len(rep.Checks) == 0 ||
+		rep.Checks[0].Result != doctor.Fail || rep.Checks[0].Detail != "running "+oldVersion+", installed "+newVersion || rep.Checks[0].Fix != "resmongw restart" {
+		t.Errorf("doctor's version check after the replace (%v):\n%s", err, docOut)
 	}
 
 	fresh := w.connectWith(ctx, exe, simEnv(sim)...)
