@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/paths"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Options are `resmongw activity`'s flags.
@@ -73,9 +73,9 @@ func Main(o Options, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "resmongw activity:", err)
 		return exitUsage
 	}
-	c, err := endpoint.Dial(socket)
+	c, err := sessionwire.Dial(socket)
 	if err != nil {
-		if endpoint.IsDown(err) {
+		if sessionwire.IsDown(err) {
 			fmt.Fprintf(stderr, "resmongw activity: no daemon is running at %s, so nothing is being recorded.\n"+
 				"The calls of earlier runs are shown again once it runs: 'resmongw start' (or any harness session) starts it.\n", socket)
 			return exitNotRunning
@@ -84,13 +84,13 @@ func Main(o Options, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	defer c.Close()
-	if _, err := c.Write(endpoint.Line(endpoint.NewPreamble(endpoint.KindActivity, getenv, "resmongw activity"))); err != nil {
+	if _, err := c.Write(sessionwire.Line(sessionwire.NewPreamble(sessionwire.KindActivity, getenv, "resmongw activity"))); err != nil {
 		fmt.Fprintln(stderr, "resmongw activity: asking the daemon:", err)
 		return exitFailed
 	}
 	br := bufio.NewReader(c)
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	reply, err := endpoint.ReadReply(br)
+	reply, err := sessionwire.ReadReply(br)
 	switch {
 	case err != nil:
 		fmt.Fprintln(stderr, "resmongw activity: no answer from the daemon:", err)
@@ -109,7 +109,7 @@ func Main(o Options, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "resmongw activity: reading the record:", err)
 			return exitFailed
 		}
-		if string(line) == endpoint.HistoryEnd {
+		if string(line) == sessionwire.HistoryEnd {
 			break
 		}
 		var r Record

@@ -12,7 +12,7 @@ import (
 	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/resmongw/resmongw/activity"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 	"github.com/resmongw/resmongw/version"
 )
 
@@ -61,11 +61,11 @@ func (d *daemon) serveActivity(c *net.UnixConn) {
 	history, live, stop := d.activity.Follow()
 	defer stop()
 	bw := bufio.NewWriter(c)
-	_, _ = bw.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: version.Version}))
+	_, _ = bw.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: version.Version}))
 	for _, r := range history {
 		_, _ = bw.Write(activity.Line(r))
 	}
-	_, _ = bw.WriteString(endpoint.HistoryEnd)
+	_, _ = bw.WriteString(sessionwire.HistoryEnd)
 	_ = c.SetWriteDeadline(time.Now().Add(activityWriteWait))
 	if bw.Flush() != nil {
 		return

@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 	"github.com/resmongw/resmongw/version"
 )
 
@@ -53,7 +53,7 @@ func (e executable) replaced() (os.FileInfo, bool) {
 // version differs from ours, the file at our path is no longer the one we run, and (on Linux,
 // where the peer's binary is visible) the shim runs that very file. A shim from another path,
 // or an older shim without a version, never makes the daemon restart.
-func (d *daemon) handOver(pre *endpoint.Preamble, pid int) bool {
+func (d *daemon) handOver(pre *sessionwire.Preamble, pid int) bool {
 	if pre.Version == "" || pre.Version == version.Version {
 		return false
 	}

@@ -13,7 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 	"github.com/resmongw/resmongw/version"
 )
 
@@ -52,17 +52,17 @@ func TestHandOverOnlyToTheFileThatReplacedOurs(t *testing.T) {
 		shim = exec.Command(newer, "60")
 	}
 	defer func() { _ = shim.Process.Kill(); _ = shim.Wait() }()
-	other := &endpoint.Preamble{Version: version.Version + "-next"}
+	other := &sessionwire.Preamble{Version: version.Version + "-next"}
 	if d.handOver(other, shim.Process.Pid) {
 		t.Fatal("handed over while our own file is unchanged")
 	}
 	if err := os.Rename(newer, exe); err != nil { // the upgrade
 		t.Fatal(err)
 	}
-	if d.handOver(&endpoint.Preamble{Version: version.Version}, shim.Process.Pid) {
+	if d.handOver(&sessionwire.Preamble{Version: version.Version}, shim.Process.Pid) {
 		t.Fatal("handed over to a session of our own version")
 	}
-	if d.handOver(&endpoint.Preamble{}, shim.Process.Pid) {
+	if d.handOver(&sessionwire.Preamble{}, shim.Process.Pid) {
 		t.Fatal("handed over to an old shim that sends no version")
 	}
 	if d.handOver(other, os.Getpid()) {

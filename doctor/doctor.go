@@ -23,7 +23,7 @@ import (
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/paths"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 	"github.com/resmongw/resmongw/systemd"
 	"github.com/resmongw/resmongw/trustfile"
 	"github.com/resmongw/resmongw/version"
@@ -158,7 +158,7 @@ func checkVersion(st *daemon.Status, err error) Check {
 func checkSocketDir(socket string, getenv func(string) string) Check {
 	dir := filepath.Dir(socket)
 	c := Check{Name: "socket directory", Result: Pass, Detail: dir + " is yours and private"}
-	fault, fi, err := endpoint.CheckSocketDir(dir)
+	fault, fi, err := sessionwire.CheckSocketDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		c.Result, c.Detail = Info, dir+" does not exist yet; the daemon creates it (mode 0700) when it starts"
 		return c
@@ -167,23 +167,23 @@ func checkSocketDir(socket string, getenv func(string) string) Check {
 		c.Result, c.Detail = Fail, err.Error()
 		return c
 	}
-	if fault == endpoint.DirOK {
+	if fault == sessionwire.DirOK {
 		c.Detail = fmt.Sprintf("%s is yours, mode %04o", dir, fi.Mode().Perm())
 		return c
 	}
 	c.Result = Fail
 	switch fault {
-	case endpoint.DirNotReal:
+	case sessionwire.DirNotReal:
 		c.Detail = dir + " is not a real directory (a symlink or a file)"
-	case endpoint.DirOtherOwner, endpoint.DirOwnerUnknown:
+	case sessionwire.DirOtherOwner, sessionwire.DirOwnerUnknown:
 		c.Detail = dir + " does not belong to you"
-	case endpoint.DirWritableByOthers:
+	case sessionwire.DirWritableByOthers:
 		c.Detail = fmt.Sprintf("%s is writable by others (mode %04o)", dir, fi.Mode().Perm())
 	}
 	// Tightening a directory is safe only when it is resmongw's own (the default's); any other
 	// may be shared (/tmp), so the fix moves the socket to a private place instead.
 	def, _ := paths.DefaultSocket(getenv)
-	if fault == endpoint.DirWritableByOthers && filepath.Dir(def) == dir {
+	if fault == sessionwire.DirWritableByOthers && filepath.Dir(def) == dir {
 		c.Fix = "chmod 700 " + shellQuote(dir)
 	} else if getenv(paths.SocketEnv) != "" {
 		c.Fix = "unset " + paths.SocketEnv + " (the per-user default is private), or point it into a directory of your own with mode 0700"
@@ -205,13 +205,13 @@ func checkDaemon(socket string, st *daemon.Status, err error) Check {
 		if st.Daemon.Replaced {
 			c.Detail += " (since replaced on disk; the next session hands over to the new file)"
 		}
-	case endpoint.IsDown(err):
-		if pid := endpoint.LockHolder(socket); pid > 0 {
-			c.Result, c.Detail, c.Fix = Fail, endpoint.SocketGone(pid, socket), "resmongw restart"
+	case sessionwire.IsDown(err):
+		if pid := sessionwire.LockHolder(socket); pid > 0 {
+			c.Result, c.Detail, c.Fix = Fail, sessionwire.SocketGone(pid, socket), "resmongw restart"
 			return c
 		}
 		c.Result, c.Detail = Info, "not running; a harness session starts it on demand (or run: resmongw start)"
-	case errors.Is(err, endpoint.ErrRefused):
+	case errors.Is(err, sessionwire.ErrRefused):
 		c.Result, c.Detail, c.Fix = Fail, "not asked: the socket is refused before a byte is sent", "fix the socket directory (above)"
 	default:
 		c.Result, c.Detail, c.Fix = Fail, err.Error(), "resmongw restart"
