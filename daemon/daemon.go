@@ -149,15 +149,11 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 	now := time.Now()
 	t.stats.record(r.Tool, r.Code, r.Info.RuntimeID, r.Duration, now)
 	var sid uint64
-	client, clientVersion := r.Client, r.ClientVersion
 	if s, ok := ctx.Value(sessionKey{}).(*session); ok {
 		sid = s.ID
-		if client == "" { // the fast path: the session's initialize says who the client is
-			client, clientVersion = d.sessionClient(s)
-		}
 	}
 	outcome := activity.Outcome(r.Code, r.Confirmation, r.OutcomeUnknown)
-	d.activity.Add(activity.Record{Time: now, Session: sid, Client: clip(client), ClientVersion: clip(clientVersion),
+	d.activity.Add(activity.Record{Time: now, Session: sid, Client: clip(r.Client), ClientVersion: clip(r.ClientVersion),
 		Target: t.key, Tool: r.Tool, Write: r.Write, Outcome: outcome, Confirmation: r.Confirmation,
 		DurationMS: float64(r.Duration.Microseconds()) / 1000})
 	fields := make([]zap.Field, 0, 11)
@@ -170,19 +166,6 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 		zap.Uint64("session", sid), zap.String("runtime_id", r.Info.RuntimeID),
 		zap.Uint64("generation", r.Info.Generation), zap.Duration("duration", r.Duration),
 		zap.String("outcome", outcome), zap.String("confirmation", r.Confirmation), zap.Bool("retried", r.Info.Retried))...)
-}
-
-// sessionClient is what s's initialize named the client. s.ss is set before the session is
-// registered (addSession, under d.mu), so it is read only once s is found registered.
-func (d *daemon) sessionClient(s *session) (name, version string) {
-	d.mu.Lock()
-	registered := d.sessions[s.ID] == s
-	d.mu.Unlock()
-	if !registered {
-		return "", ""
-	}
-	st := s.status()
-	return st.ClientName, st.ClientVersion
 }
 
 // serve accepts on the current listener; see acceptLoop.
