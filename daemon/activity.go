@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"gopkg.in/natefinch/lumberjack.v2"
 
 	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/sessionwire"
@@ -21,9 +20,9 @@ const (
 	// activityKeep is how many records the daemon keeps in memory (and loads back at start):
 	// a few days of an assistant's calls, about 200 bytes each.
 	activityKeep = 2000
-	// activityFileMB is the size at which the file is rotated (lumberjack counts in MB), and
-	// activityBackups how many rotated files are kept: at most 3 MB on disk.
-	activityFileMB  = 1
+	// activityMaxSize is the size at which the file is rotated, and activityBackups how many
+	// rotated files are kept: at most 3 MiB on disk.
+	activityMaxSize = 1 << 20
 	activityBackups = 2
 	// activityWriteWait bounds one write to a follower that stopped reading.
 	activityWriteWait = 10 * time.Second
@@ -35,24 +34,24 @@ func ActivityFile(logFile string) string {
 	return filepath.Join(filepath.Dir(logFile), "activity.jsonl")
 }
 
-// openActivity keeps the record of calls in memory and in ActivityFile(logFile), 0600 and
-// rotated by size, reloading what the previous daemon recorded. A file that cannot be used
-// (not ours, a symlink, a full disk) leaves the record in memory only: it never stops the
-// daemon. The returned func flushes and closes the file.
-func openActivity(logFile string, log *zap.Logger) (*activity.Log, func()) {
-	path := ActivityFile(logFile)
-	if err := checkLogFile(path); err != nil { // the log's own checks: ours, regular, no symlink, 0600
+// openActivity keeps the record of calls in memory and in the file at path, opened and
+// rotated as the log is (logfile_unix.go: a checked directory, O_NOFOLLOW, 0600), reloading
+// what the previous daemon recorded. A file that cannot be used (not ours, a symlink, a full
+// disk) leaves the record in memory only: it never stops the daemon. The returned func
+// flushes and closes the file.
+func openActivity(path string, log *zap.Logger) (*activity.Log, func()) {
+	lf, err := openLogFile(path, activityMaxSize, activityBackups)
+	if err != nil {
 		log.Warn("the activity file cannot be used; calls are recorded in memory only", zap.Error(err))
 		return activity.New(nil, activityKeep), func() {}
 	}
-	lj := &lumberjack.Logger{Filename: path, MaxSize: activityFileMB, MaxBackups: activityBackups}
-	sink := newLogSink(lj, 64<<10, time.Second, os.Stderr)
+	sink := newLogSink(lf, 64<<10, time.Second, os.Stderr)
 	a := activity.New(sink, activityKeep)
-	if f, err := os.Open(path); err == nil {
+	if f, err := os.Open(path); err == nil { // lf checked it: ours, regular, no symlink
 		a.Load(f)
 		f.Close()
 	}
-	return a, func() { sink.Stop(); _ = lj.Close() }
+	return a, func() { sink.Stop(); _ = lf.Close() }
 }
 
 // serveActivity writes the records kept, then HistoryEnd, then every new record, until the

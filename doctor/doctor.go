@@ -126,7 +126,7 @@ func Run(o Options) (Report, error) {
 	add(checkService(getenv))
 	add(checkStateFiles(getenv)...)
 	add(checkHarnesses(getenv, cwd)...)
-	add(checkLog(st, getenv))
+	add(checkLog(st, socket))
 	rep := Report{OK: true, Checks: checks}
 	for _, c := range checks {
 		if c.Result == Fail {
@@ -360,19 +360,22 @@ func fixEntry(e packaging.Entry) string {
 }
 
 // checkLog checks that the daemon's log can be written: the file the running daemon uses,
-// else the default.
-func checkLog(st *daemon.Status, getenv func(string) string) Check {
+// else its place beside the socket.
+func checkLog(st *daemon.Status, socket string) Check {
+	c := checkLogFile(paths.LogFile(socket))
+	if st != nil && st.Daemon.LogFile != "" {
+		c = checkLogFile(st.Daemon.LogFile)
+	}
+	if st != nil && st.Daemon.LogProblem != "" && c.Result != Fail {
+		c.Result, c.Detail = Fail, "the daemon logs to stderr, not to a file: "+st.Daemon.LogProblem+" ("+c.Detail+" now)"
+		c.Fix = "resmongw restart"
+	}
+	return c
+}
+
+// checkLogFile checks that path can be opened for appending, or created.
+func checkLogFile(path string) Check {
 	c := Check{Name: "log"}
-	path := ""
-	if st != nil {
-		path = st.Daemon.LogFile
-	} else if p, err := paths.LogFile(getenv); err == nil {
-		path = p
-	}
-	if path == "" {
-		c.Result, c.Detail = Fail, "cannot find the log's place (no home directory)"
-		return c
-	}
 	dir := filepath.Dir(path)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		c.Result, c.Detail = Info, dir+" does not exist yet; the daemon creates it (mode 0700) when it starts"
