@@ -362,9 +362,9 @@ func fixEntry(e packaging.Entry) string {
 // checkLog checks that the daemon's log can be written: the file the running daemon uses,
 // else its place beside the socket.
 func checkLog(st *daemon.Status, socket string) Check {
-	c := checkLogFile(paths.LogFile(socket))
+	c := checkLogFile(paths.LogFile(socket), filepath.Dir(socket))
 	if st != nil && st.Daemon.LogFile != "" {
-		c = checkLogFile(st.Daemon.LogFile)
+		c = checkLogFile(st.Daemon.LogFile, filepath.Dir(socket))
 	}
 	if st != nil && st.Daemon.LogProblem != "" && c.Result != Fail {
 		c.Result, c.Detail = Fail, "the daemon logs to stderr, not to a file: "+st.Daemon.LogProblem+" ("+c.Detail+" now)"
@@ -374,7 +374,7 @@ func checkLog(st *daemon.Status, socket string) Check {
 }
 
 // checkLogFile checks that path can be opened for appending, or created.
-func checkLogFile(path string) Check {
+func checkLogFile(path, socketDir string) Check {
 	c := Check{Name: "log"}
 	dir := filepath.Dir(path)
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -382,10 +382,12 @@ func checkLogFile(path string) Check {
 		return c
 	}
 	if err := trustfile.CheckHolder(dir); err != nil {
+		// Not a chmod: the directory (or one above it) may be shared, as a socket under /tmp
+		// puts the log there too. The log goes where the socket goes.
 		c.Result, c.Detail = Fail, err.Error()
-		var te *trustfile.Error
-		if errors.As(err, &te) {
-			c.Fix = te.Fix
+		c.Fix = "fix the socket directory (above): the log lives beside the socket"
+		if dir != socketDir {
+			c.Fix = "resmongw stop; then serve with --log-file in a private directory of yours (mode 0700)"
 		}
 		return c
 	}
