@@ -5,7 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -28,10 +28,10 @@ const (
 	activityWriteWait = 10 * time.Second
 )
 
-// ActivityFile is the record of calls beside the daemon's log: in its own state directory,
-// never in a harness's.
+// ActivityFile is the record of calls beside the daemon's log and named after it (mcp.log:
+// mcp.activity.jsonl), so two daemons whose sockets share a directory keep one each.
 func ActivityFile(logFile string) string {
-	return filepath.Join(filepath.Dir(logFile), "activity.jsonl")
+	return strings.TrimSuffix(logFile, ".log") + ".activity.jsonl"
 }
 
 // openActivity keeps the record of calls in memory and in the file at path, opened and

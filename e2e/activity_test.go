@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/resmongw/resmongw/activity"
+	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
 )
@@ -105,7 +106,7 @@ func TestActivityRecordsEveryCallButNeverAnArgument(t *testing.T) {
 	t.Logf("activity -n 2:\n%s", tb)
 	// Everything reaches the disk by the daemon's exit; then search every file it wrote.
 	w.stopDaemon()
-	file := filepath.Join(filepath.Dir(w.LogFile()), "activity.jsonl") // beside the log
+	file := daemon.ActivityFile(w.LogFile())
 	fi, err := os.Stat(file)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("activity file: %v, mode %v; want 0600", err, fi)
