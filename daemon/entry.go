@@ -19,15 +19,14 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/term"
 
+	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/version"
 )
 
 // RequestTimeoutEnv sets serve's default --request-timeout.
 const RequestTimeoutEnv = "RESMONGW_REQUEST_TIMEOUT"
-
-// Version is the gateway's version, reported by status and `resmongw version`.
-var Version = "0.1.0-dev"
 
 // Config is what `resmongw serve` is told. The zero value of each field means its default.
 type Config struct {
@@ -129,6 +128,7 @@ func New(c Config) (*Server, error) {
 	if logFile, err = filepath.Abs(logFile); err != nil {
 		return nil, err
 	}
+	activityFile := ActivityFile(logFile) // beside the log, even when the log falls back to stderr
 	// A log that cannot be opened never stops the daemon: it logs to stderr instead (the
 	// journal under the service) and status says so.
 	log, closeLog, logErr := newLogger(logFile, c.Foreground)
@@ -144,7 +144,10 @@ func New(c Config) (*Server, error) {
 		log.Warn("the log file cannot be opened; logging to stderr", zap.Error(logErr))
 	}
 	d.targets.max = maxTargets
-	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
+	d.exe = currentExecutable()
+	var closeActivity func()
+	d.activity, closeActivity = openActivity(activityFile, log)
+	return &Server{d: d, cancel: cancel, closeLog: func() { closeActivity(); closeLog() }, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
 }
 
 // newDaemon is the one place a daemon is put together, for New and for the package's tests
@@ -155,6 +158,7 @@ func newDaemon(socket, logFile string, log *zap.Logger, sdkLog *slog.Logger, idl
 		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: sdkLog,
 		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
 		upstream: upstream, failed: make(chan error, 1), stopReq: make(chan stopMode, 1),
+		activity: activity.New(nil, activityKeep),
 	}
 	d.targets = &targets{m: map[string]*target{}, idleTTL: idleTTL, make: d.newTarget, log: log}
 	return d, cancel
@@ -200,7 +204,7 @@ func (s *Server) Run(ctx context.Context, ln *net.UnixListener) int {
 	if s.idleExit > 0 {
 		d.startIdleExit(s.idleExit)
 	}
-	d.log.Info("daemon started", zap.String("version", Version), zap.Int("pid", os.Getpid()),
+	d.log.Info("daemon started", zap.String("version", version.Version), zap.Int("pid", os.Getpid()),
 		zap.String("socket", d.socket), zap.Duration("request_timeout", s.timeout),
 		zap.Duration("exit_when_idle", s.idleExit))
 	sigs := make(chan os.Signal, 1)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/version"
 )
 
 // session is one harness connection serving MCP.
@@ -52,7 +53,7 @@ func sessionReply() sessionwire.Reply {
 			reads = append(reads, t.Name)
 		}
 	}
-	return sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: Version,
+	return sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: version.Version,
 		Session: sessionwire.SessionProtocol, ReadTools: reads}
 }
 

@@ -216,6 +216,20 @@ func (w *world) connect(ctx context.Context, extraEnv ...string) *session {
 // tryConnect launches the shim from exe under a go-sdk client; the session is closed when the
 // test ends.
 func (w *world) tryConnect(ctx context.Context, exe string, extraEnv ...string) (*session, error) {
+	return w.tryConnectAs(ctx, exe, &mcp.Implementation{Name: "e2e", Version: "1"}, "2025-11-25", extraEnv...)
+}
+
+// connectAs is world.connect by a client that names itself impl and speaks protocol.
+func (w *world) connectAs(ctx context.Context, impl *mcp.Implementation, protocol string, extraEnv ...string) *session {
+	w.T.Helper()
+	s, err := w.tryConnectAs(ctx, bin, impl, protocol, extraEnv...)
+	if err != nil {
+		w.T.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
+	}
+	return s
+}
+
+func (w *world) tryConnectAs(ctx context.Context, exe string, impl *mcp.Implementation, protocol string, extraEnv ...string) (*session, error) {
 	cmd := exec.Command(exe, "stdio")
 	cmd.Env = w.Env(extraEnv...)
 	w.mu.Lock()
@@ -223,9 +237,9 @@ func (w *world) tryConnect(ctx context.Context, exe string, extraEnv ...string) 
 	w.mu.Unlock()
 	s := &session{w: w, cmd: cmd, stderr: w.output()}
 	cmd.Stderr = s.stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	client := mcp.NewClient(impl, nil)
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		&mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		if cmd.Process != nil {
 			_ = cmd.Process.Kill()

@@ -295,7 +295,7 @@ func TestUpgradeReplacesTheDaemonUnderAnOpenSession(t *testing.T) {
 	copyFile(t, bin, exe)
 	const newVersion = "9.9.9-upgrade"
 	next := filepath.Join(dir, "resmongw.next")
-	build := exec.Command("go", "build", "-o", next, "-ldflags", "-X github.com/resmongw/resmongw/daemon.Version="+newVersion,
+	build := exec.Command("go", "build", "-o", next, "-ldflags", "-X github.com/resmongw/resmongw/version.Version="+newVersion,
 		"github.com/resmongw/resmongw/cmd/resmongw")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the new version: %v\n%s", err, out)

@@ -61,6 +61,14 @@ type CallRecord struct {
 	Duration  time.Duration
 	Code      string // the error code; "" on success
 	Info      CallInfo
+	// Client and ClientVersion are the client's clientInfo: from this request's _meta on
+	// protocol 2026-07-28, else from the session's initialize (empty when neither said).
+	Client, ClientVersion string
+	// Confirmation is how a write was confirmed (the confirm constants; "" for reads).
+	Confirmation string
+	// OutcomeUnknown: a write was sent and no answer came back, so whether resmon acted on
+	// it is unknown (ToolError.Sent).
+	OutcomeUnknown bool
 }
 
 const methodCallTool = "tools/call"
@@ -148,7 +156,8 @@ type callStateKey struct{}
 
 // callState carries what the handler learned back out to the middleware that records it.
 type callState struct {
-	code string
+	code    string
+	unknown bool // the request was sent and its answer lost (ToolError.Sent)
 }
 
 // unservedMethods belong to capabilities this server does not advertise (initialize says
@@ -193,19 +202,23 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			st.code = e.Code
 			res = toolResult(e, true)
 		}
-		d.record(ctx, name, t, st.code, start)
+		d.record(ctx, name, t, st, start, ctr.ClientInfo())
 		return res, err
 	}
 }
 
 // record reports one finished call to OnCall; t is nil for a name the table does not have.
-func (d *dispatcher) record(ctx context.Context, name string, t *Tool, code string, start time.Time) {
+func (d *dispatcher) record(ctx context.Context, name string, t *Tool, st *callState, start time.Time, client *mcp.Implementation) {
 	if d.onCall == nil {
 		return
 	}
-	rec := CallRecord{Tool: name, Duration: time.Since(start), Code: code}
+	rec := CallRecord{Tool: name, Duration: time.Since(start), Code: st.code}
+	if client != nil {
+		rec.Client, rec.ClientVersion = client.Name, client.Version
+	}
 	if t != nil {
 		rec.Write = t.RequiresConfirmation
+		rec.OutcomeUnknown = st.unknown && rec.Write
 	} else {
 		rec.Tool, rec.Requested = UnknownTool, shortName(name)
 	}
@@ -222,7 +235,7 @@ func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {
 		payload, terr := runTool(ctx, d.api, t, raw)
 		if terr != nil {
 			if st, ok := ctx.Value(callStateKey{}).(*callState); ok {
-				st.code = terr.Code
+				st.code, st.unknown = terr.Code, terr.Sent
 			}
 			return toolResult(terr, true), nil
 		}
