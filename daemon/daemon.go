@@ -57,6 +57,9 @@ type daemon struct {
 	// upstream configures every target's backend client (the request timeout); nil means
 	// the defaults.
 	upstream *proxy.UpstreamOptions
+	// confirm is how writes are confirmed: the key of the states this process signs, the
+	// timeout, the states still open (proxy/confirm.go); in memory only.
+	confirm *proxy.Confirmations
 
 	ctx context.Context // lives until shutdown; parent of watchers and sessions
 
@@ -149,7 +152,7 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 	if outcome == "" {
 		outcome = "ok"
 	}
-	fields := make([]zap.Field, 0, 11)
+	fields := make([]zap.Field, 0, 12)
 	if r.Requested != "" {
 		// Only for unknown tools, and already cut short by the proxy: a client-chosen string.
 		fields = append(fields, zap.String("requested", r.Requested))
@@ -158,7 +161,7 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 		zap.String("tool", r.Tool), zap.Bool("write", r.Write), zap.String("target", t.key),
 		zap.Uint64("session", sid), zap.String("runtime_id", r.Info.RuntimeID),
 		zap.Uint64("generation", r.Info.Generation), zap.Duration("duration", r.Duration),
-		zap.String("outcome", outcome), zap.Bool("retried", r.Info.Retried))...)
+		zap.String("outcome", outcome), zap.Bool("retried", r.Info.Retried), zap.String("confirmation", r.Confirmation))...)
 }
 
 // serve accepts on the current listener; see acceptLoop.
@@ -363,7 +366,15 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Pream
 		return
 	}
 	defer d.targets.release(t)
-	s := &session{SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
+	policy, err := proxy.ParseWritePolicy(pre.Writes)
+	if err != nil {
+		// Never a session under a policy we did not understand: the shim says why and exits.
+		_, _ = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: err.Error()}))
+		return
+	}
+	writes := d.confirm.Session(policy)
+	defer writes.Close()
+	s := &session{writes: writes, SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
 		ended: make(chan struct{})}
 	defer close(s.ended)
 	if _, err := c.Write(endpoint.Line(sessionReply())); err != nil {
@@ -371,7 +382,8 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Pream
 	}
 	// The reader keeps br: bytes the shim sent right after the preamble are already in it.
 	lt := &lineTransport{c: c, br: br, drain: drainBound(d.upstream), goodbye: pre.Session >= 1}
-	ss, err := t.server.Connect(context.WithValue(d.ctx, sessionKey{}, s), proxy.WrapTransport(lt, proxy.Tools), nil)
+	ctx := proxy.WithWriteSession(context.WithValue(d.ctx, sessionKey{}, s), writes)
+	ss, err := t.server.Connect(ctx, proxy.WrapTransport(lt, proxy.Tools), nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))
 		return
@@ -382,7 +394,8 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Pream
 		return
 	}
 	d.log.Info("session opened", zap.Uint64("session", s.ID), zap.String("target", t.key),
-		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session))
+		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session),
+		zap.String("writes", string(policy)))
 	err = ss.Wait()
 	d.removeSession(s)
 	d.log.Info("session closed", zap.Uint64("session", s.ID), zap.String("target", t.key), zap.Error(ignoreClosed(err)))

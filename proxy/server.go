@@ -61,6 +61,9 @@ type CallRecord struct {
 	Duration  time.Duration
 	Code      string // the error code; "" on success
 	Info      CallInfo
+	// Confirmation is what happened to a write on its way to resmon (one of the Confirm*
+	// constants: asked, yes, remembered, declined, …); "" for reads. Never an argument value.
+	Confirmation string
 }
 
 const methodCallTool = "tools/call"
@@ -149,6 +152,7 @@ type callStateKey struct{}
 // callState carries what the handler learned back out to the middleware that records it.
 type callState struct {
 	code string
+	ask  *askRound // a write under a session's policy; nil otherwise
 }
 
 // unservedMethods belong to capabilities this server does not advertise (initialize says
@@ -169,6 +173,9 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if unservedMethods[method] {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method}
 		}
+		if method == methodListTools {
+			return withoutOffWrites(ctx, d, next, method, req)
+		}
 		if method != methodCallTool {
 			return next(ctx, method, req)
 		}
@@ -188,8 +195,25 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if ctr.Session != nil {
 				attachFast(ctr.Session.ID(), d)
 			}
+			if w := writeSessionFrom(ctx); w != nil && t.RequiresConfirmation {
+				st.ask = &askRound{w: w}
+				if !usesMultiRoundTrip(ctr.Session) {
+					// The SDK asks within this call (elicitation/create) and calls the handler
+					// again with the answer: the call's context is what bounds the asking.
+					var cancel context.CancelCauseFunc
+					ctx, cancel = context.WithCancelCause(ctx)
+					defer cancel(nil)
+					st.ask.cancel = cancel
+				}
+			}
 			ctx = context.WithValue(WithCallInfo(ctx, &CallInfo{}), callStateKey{}, st)
 			res, err = next(ctx, method, req)
+			if err != nil && st.ask != nil && st.ask.outcome == ConfirmAsked {
+				// Only the SDK's asking fails this way (the handler answers every error as a
+				// result): nothing was sent, and the model is told so in words.
+				res, err = failedAsk(ctx, name, st.ask), nil
+				st.code = CodeNotConfirmed
+			}
 			if err != nil && st.code == "" {
 				st.code = "protocol_error"
 			}
@@ -198,17 +222,54 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			st.code = e.Code
 			res = toolResult(e, true)
 		}
-		d.record(ctx, name, t, st.code, start)
+		confirmation := ""
+		if st.ask != nil {
+			confirmation = st.ask.outcome
+		}
+		d.record(ctx, name, t, st.code, confirmation, start)
 		return res, err
 	}
 }
 
+const methodListTools = "tools/list"
+
+// usesMultiRoundTrip reports whether the SDK answers this session's input requests as an
+// input_required result (2026-07-28 and later) rather than asking the client itself within
+// the call; the SDK's own test (mcp/mrtr.go, clientSupportsMultiRoundTrip).
+func usesMultiRoundTrip(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return true
+	}
+	p := ss.InitializeParams()
+	return p == nil || p.ProtocolVersion >= "2026-07-28"
+}
+
+// withoutOffWrites is tools/list for a session whose writes are off: the writes are not
+// listed, so a model is not offered what it cannot do.
+func withoutOffWrites(ctx context.Context, d *dispatcher, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	w := writeSessionFrom(ctx)
+	list, ok := res.(*mcp.ListToolsResult)
+	if err != nil || w == nil || w.policy != WritesOff || !ok || list == nil {
+		return res, err
+	}
+	out := *list
+	out.Tools = nil
+	for _, tl := range list.Tools {
+		if t, known := d.byName[tl.Name]; known && t.RequiresConfirmation {
+			continue
+		}
+		out.Tools = append(out.Tools, tl)
+	}
+	return &out, nil
+}
+
 // record reports one finished call to OnCall; t is nil for a name the table does not have.
-func (d *dispatcher) record(ctx context.Context, name string, t *Tool, code string, start time.Time) {
+func (d *dispatcher) record(ctx context.Context, name string, t *Tool, code, confirmation string, start time.Time) {
 	if d.onCall == nil {
 		return
 	}
-	rec := CallRecord{Tool: name, Duration: time.Since(start), Code: code}
+	rec := CallRecord{Tool: name, Duration: time.Since(start), Code: code, Confirmation: confirmation}
 	if t != nil {
 		rec.Write = t.RequiresConfirmation
 	} else {
@@ -232,7 +293,7 @@ func (d *dispatcher) fastCall(ctx context.Context, t *Tool, raw json.RawMessage)
 	} else {
 		res = toolResult(payload, false)
 	}
-	d.record(ctx, t.Name, t, code, start)
+	d.record(ctx, t.Name, t, code, "", start)
 	return res
 }
 
@@ -242,12 +303,39 @@ func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {
 		if req.Params != nil {
 			raw = req.Params.Arguments
 		}
-		payload, terr := runTool(ctx, d.api, t, raw)
-		if terr != nil {
-			if st, ok := ctx.Value(callStateKey{}).(*callState); ok {
+		st, _ := ctx.Value(callStateKey{}).(*callState)
+		fail := func(terr *ToolError) (*mcp.CallToolResult, error) {
+			if st != nil {
 				st.code = terr.Code
 			}
 			return toolResult(terr, true), nil
+		}
+		if st != nil && st.ask != nil && req.Params != nil {
+			var args map[string]any
+			if st.ask.w.policy == WritesAsk {
+				// Arguments the write would refuse are refused before the person is asked.
+				var terr *ToolError
+				args, terr = decodeArgs(raw)
+				if terr == nil {
+					terr = checkArguments(t.Name, t.InputSchema, args)
+				}
+				if terr != nil {
+					return fail(terr)
+				}
+			}
+			if res := gateWrite(ctx, t, req, args, st.ask); res != nil {
+				if res.IsError {
+					st.code = CodeNotConfirmed
+					if st.ask.outcome == ConfirmPolicyOff {
+						st.code = CodeWritesOff
+					}
+				}
+				return res, nil
+			}
+		}
+		payload, terr := runTool(ctx, d.api, t, raw)
+		if terr != nil {
+			return fail(terr)
 		}
 		return toolResult(payload, false), nil
 	}

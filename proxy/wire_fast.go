@@ -145,8 +145,8 @@ func (c *wireConn) tryFast(req *jsonrpc.Request) bool {
 		return false
 	}
 	t, ok := d.byName[*p.name]
-	if !ok {
-		return false
+	if !ok || t.RequiresConfirmation {
+		return false // writes go through the SDK, which asks the person (confirm.go)
 	}
 	ctx, cancel := context.WithCancel(c.base)
 	c.mu.Lock()

@@ -85,7 +85,8 @@ type relay struct {
 	readTools   map[string]bool // from the daemon's reply: tools/call that may be retried
 	session     int             // the session protocol agreed with the current daemon
 	stdinClosed bool
-	ending      bool // the session ends here: harness lines are no longer taken (holdStdin)
+	writes      string // --writes, sent in every preamble (a reconnected session keeps it)
+	ending      bool   // the session ends here: harness lines are no longer taken (holdStdin)
 
 	// toolNames holds one string per tool name the harness called (stdin's goroutine only).
 	toolNames map[string]string
@@ -334,9 +335,10 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 }
 
 // sendPreamble opens a session on conn.
-func sendPreamble(conn *daemonConn, ppid int) error {
+func sendPreamble(conn *daemonConn, ppid int, writes string) error {
 	pre := endpoint.NewPreamble(endpoint.KindMCP, os.Getenv, parentArgv0(ppid))
 	pre.Session = endpoint.SessionProtocol
+	pre.Writes = writes
 	_, err := conn.Write(endpoint.Line(pre))
 	return err
 }
@@ -592,7 +594,7 @@ func (r *relay) redial() (*daemonConn, *bufio.Reader, endpoint.Reply, error) {
 		uc, err := r.dialer()
 		if err == nil {
 			conn := newDaemonConn(uc)
-			if err = sendPreamble(conn, r.ppid); err == nil {
+			if err = sendPreamble(conn, r.ppid, r.writes); err == nil {
 				var br *bufio.Reader
 				var reply endpoint.Reply
 				if br, reply, err = readReply(conn); err == nil {

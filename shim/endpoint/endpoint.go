@@ -44,6 +44,9 @@ type Preamble struct {
 	// Session is the session protocol the client speaks (SessionProtocol; 0 or absent: none,
 	// an older shim). See session.go.
 	Session int `json:"session,omitempty"`
+	// Writes is the session's write policy (`resmongw stdio --writes`: ask, harness or off;
+	// absent: ask). The daemon enforces it and refuses a value it does not know.
+	Writes string `json:"writes,omitempty"`
 }
 
 // Reply is the daemon's first line on an MCP connection: OK, or why the connection is refused.
