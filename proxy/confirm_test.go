@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"net"
 	"errors"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -390,7 +390,7 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 		for _, forged := range []string{
 			"", "x", "x.y", body + "." + sig[:len(sig)-2] + "AA", // a signature not ours
 			strings.Replace(state, body, body[:len(body)-2]+"AA", 1), // a body not signed
-			signedBy(t, NewConfirmations(time.Hour), state),        // another daemon's key (a restart)
+			signedBy(t, NewConfirmations(time.Hour), state),          // another daemon's key (a restart)
 		} {
 			text, isError := retry(t, cs, confirmArgs, forged, yes)
 			if forged == "" {

@@ -62,7 +62,6 @@ func TestFastPathAnswersLikeTheSDK(t *testing.T) {
 		`{"name":"fails","arguments":{}}`,
 		`{"name":"echo","arguments":[1,2]}`,
 		`{"name":"echo","arguments":{"n":"seven"}}`,
-		`{"name":"create_thing","arguments":{}}`,
 		`{"name":"echo","arguments":{"n":1},"_meta":{"progressToken":"p1"}}`,
 	}
 	for _, params := range cases {
@@ -95,8 +94,9 @@ func TestFastPathLeavesOtherCallsToTheSDK(t *testing.T) {
 	p.call(`{"name":"echo","arguments":{}}`)
 	before := fastServed.Load()
 	for _, params := range []string{
-		`{"name":"nope","arguments":{}}`, // unknown tool: the middleware's answer
-		`{"name":7}`,                     // params the SDK refuses
+		`{"name":"nope","arguments":{}}`,         // unknown tool: the middleware's answer
+		`{"name":"create_thing","arguments":{}}`, // a write: the SDK path asks the person (confirm.go)
+		`{"name":7}`,                             // params the SDK refuses
 		`{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, // per-request protocol
 	} {
 		p.call(params)
