@@ -223,7 +223,9 @@ func (w *world) tryConnect(ctx context.Context, exe string, extraEnv ...string) 
 	w.mu.Unlock()
 	s := &session{w: w, cmd: cmd, stderr: w.output()}
 	cmd.Stderr = s.stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	// The person at this harness confirms every write the gateway asks about (a daemon of
+	// this build asks under the default --writes=ask), so writes take the confirmed path.
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{ElicitationHandler: confirmEveryWrite})
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -236,6 +238,10 @@ func (w *world) tryConnect(ctx context.Context, exe string, extraEnv ...string) 
 	s.cs = cs
 	w.T.Cleanup(func() { _ = cs.Close() })
 	return s, nil
+}
+
+func confirmEveryWrite(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 }
 
 // result is a decoded tools/call result: the reference's single text content.
@@ -256,11 +262,13 @@ func (r result) code() string {
 	return c
 }
 
-// documented is the contract's error model; every error result must carry one of these.
+// documented is the contract's error model, plus the gateway's two write-confirmation
+// codes (README, "Confirming writes"); every error result must carry one of these.
 var documented = map[string]bool{
 	proxy.CodeBackendUnavailable: true, proxy.CodeNotFound: true, proxy.CodeInvalidArgument: true,
 	proxy.CodeConflict: true, proxy.CodeUpstreamError: true, proxy.CodeInternalError: true,
 	proxy.CodeIdentityUnavailable: true, proxy.CodeInstanceMismatch: true,
+	proxy.CodeNotConfirmed: true, proxy.CodeWritesOff: true,
 }
 
 // call makes one tool call and checks the shape every answer must have: one text item with

@@ -432,7 +432,7 @@ func answerRound(ctx context.Context, t *Tool, p *mcp.CallToolParamsRaw, args ma
 	return nil
 }
 
-const closedWords = "%s was not run: the session ended while the confirmation was open. Nothing was sent."
+const closedWords = "%s was not run: the gateway stopped or restarted while the confirmation was open. Nothing was sent; call it again to ask the person again."
 
 func lateWords(tool string, timeout time.Duration) string {
 	return fmt.Sprintf("%s was not run: the person did not answer the confirmation within %s. Nothing was sent; "+

@@ -500,7 +500,7 @@ func TestConfirmSessionClosingSendsNothing(t *testing.T) {
 		}})
 	go func() { <-asking; ws.Close() }()
 	text, isError := callWrite(t, cs, confirmArgs)
-	wantRefused(t, text, isError, CodeNotConfirmed, "session ended")
+	wantRefused(t, text, isError, CodeNotConfirmed, "while the confirmation was open")
 	if n := w.sent(); n != 0 {
 		t.Fatalf("resmon got %d writes", n)
 	}
