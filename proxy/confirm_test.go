@@ -664,3 +664,27 @@ func TestConfirmMessages(t *testing.T) {
 		t.Fatalf("a long argument was not cut short (%d bytes)", len(long))
 	}
 }
+
+// Each write's destructiveHint is chosen for what it does (README, "Confirming writes"): the
+// ones that spend quota or overwrite settings are destructive, the ones that add a row or can
+// be undone are not. Reads are readOnlyHint.
+func TestWriteAnnotationsSayWhatEachWriteDoes(t *testing.T) {
+	want := map[string]bool{
+		"run_sweep": true, "run_routine": true, "activate_routine": true, "update_settings": true,
+		"create_routine": false, "create_watch_profile": false, "deactivate_routine": false,
+	}
+	for i := range Tools {
+		tl := &Tools[i]
+		a := annotations(tl)
+		if !tl.RequiresConfirmation {
+			if !a.ReadOnlyHint {
+				t.Errorf("%s: a read without readOnlyHint", tl.Name)
+			}
+			continue
+		}
+		d, ok := want[tl.Name]
+		if !ok || a.DestructiveHint == nil || *a.DestructiveHint != d || a.ReadOnlyHint {
+			t.Errorf("%s: %+v, want destructiveHint %v", tl.Name, a, d)
+		}
+	}
+}
