@@ -408,9 +408,11 @@ func answerRound(ctx context.Context, t *Tool, p *mcp.CallToolParamsRaw, args ma
 	switch ans.Action {
 	case "accept":
 	case "decline":
-		return refuse(ConfirmDeclined, "The person declined "+t.Name+"; nothing was sent. Ask them what they would like instead.")
+		return refuse(ConfirmDeclined, "The confirmation of "+t.Name+" was declined (by the person, or by a client that answers for them, "+
+			"as codex exec does); nothing was sent. Ask the person what they would like instead.")
 	case "cancel":
-		return refuse(ConfirmCancelled, "The person dismissed the confirmation for "+t.Name+"; nothing was sent.")
+		return refuse(ConfirmCancelled, "The confirmation of "+t.Name+" was dismissed (by the person, or by a client that cannot show it, "+
+			"as claude -p does); nothing was sent.")
 	default:
 		return refuse(ConfirmBadAnswer, t.Name+" was not run: the answer to the confirmation could not be read. Nothing was sent.")
 	}

@@ -186,8 +186,8 @@ func TestConfirmAnswers(t *testing.T) {
 		words   string
 	}{
 		{"yes", answer("accept", map[string]any{"confirm": true}), 1, ConfirmAskedYes, ""},
-		{"decline", answer("decline", nil), 0, ConfirmDeclined, "declined"},
-		{"cancel", answer("cancel", nil), 0, ConfirmCancelled, "dismissed"},
+		{"decline", answer("decline", nil), 0, ConfirmDeclined, "was declined"},
+		{"cancel", answer("cancel", nil), 0, ConfirmCancelled, "was dismissed"},
 		{"confirm-false", answer("accept", map[string]any{"confirm": false}), 0, ConfirmDeclined, "did not tick"},
 		{"client-error", func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return nil, errors.New("the form could not be shown")

@@ -24,6 +24,8 @@ const ServerName = "resmon"
 // before it chooses a tool, read at every session start, so it is kept to a few sentences.
 // The writes are named from the table itself: harnesses commonly drop requires_confirmation
 // before the model sees tools/list, so the flag alone would not tell it which tools they are.
+// The person is asked when a write is called (by the gateway, confirm.go, or the harness), so
+// the model is not told to ask first: that would be a second confirmation of the same call.
 func Instructions(tools []Tool) string {
 	var writes []string
 	for _, t := range tools {
@@ -34,8 +36,8 @@ func Instructions(tools []Tool) string {
 	return "These tools answer from the person's own resmon app. " +
 		"Caveats, warnings and each match's basis are part of every answer: repeat them whenever you report a result, " +
 		"and never present a name_only or name+affiliation match as the person's own paper. " +
-		"The tools that change things (" + strings.Join(writes, ", ") + ") need the person's confirmation: " +
-		"call one only after they have confirmed that exact call. " +
+		"The tools that change things (" + strings.Join(writes, ", ") + ") need the person's confirmation, which they are asked for when you call one: " +
+		"error not_confirmed means nothing was sent, so say so and call again only if they ask. " +
 		"run_sweep and run_routine return an execution_id at once; poll get_execution for progress. " +
 		"backend_unavailable means resmon is not running (closed), never that nothing was found: say so, and suggest starting the app."
 }
