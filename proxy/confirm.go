@@ -489,8 +489,8 @@ func confirmForm(t *Tool, args map[string]any) *mcp.ElicitParams {
 			"properties": map[string]any{
 				fieldConfirm: map[string]any{"type": "boolean", "title": "Yes, run " + t.Name,
 					"description": "Tick to let resmon do this. Leave it unticked, or decline, and nothing is sent."},
-				fieldRemember: map[string]any{"type": "boolean", "title": "Don't ask again for " + t.Name + " in this session",
-					"description": "Later " + t.Name + " calls in this session run without asking.", "default": false},
+				fieldRemember: map[string]any{"type": "boolean", "title": "Don't ask again this session",
+					"description": "Later " + t.Name + " calls in this session (this harness connection) run without asking.", "default": false},
 			},
 			"required": []string{fieldConfirm},
 		},
