@@ -22,7 +22,7 @@ import (
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Protocol is the MCP version every benchmark client asks for: a version that still opens with
@@ -208,12 +208,12 @@ func (w *World) dialPreamble() (*net.UnixConn, *bufio.Reader, error) {
 }
 
 func (w *World) dialPreambleTo(socket string) (*net.UnixConn, *bufio.Reader, error) {
-	pre := endpoint.NewPreamble(endpoint.KindMCP, lookup(w.Env(socket)), "resmongw-bench")
-	c, br, line, err := testkit.DialPreamble(socket, endpoint.Line(pre), 10*time.Second)
+	pre := sessionwire.NewPreamble(sessionwire.KindMCP, lookup(w.Env(socket)), "resmongw-bench")
+	c, br, line, err := testkit.DialPreamble(socket, sessionwire.Line(pre), 10*time.Second)
 	if err != nil {
 		return nil, nil, fmt.Errorf("daemon reply: %w", err)
 	}
-	var reply endpoint.Reply
+	var reply sessionwire.Reply
 	if err := json.Unmarshal(line, &reply); err != nil || !reply.OK {
 		c.Close()
 		return nil, nil, fmt.Errorf("daemon refused the session: %s (%v)", reply.Error, err)

@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // heldUntilExit keeps a duplicate of every accepted control connection open until Run has
@@ -40,7 +40,7 @@ func releaseHeld() {
 // the peer check in handle: the same user as the daemon, like every connection.
 func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
 	mode := stopEnd
-	if kind == endpoint.KindRestart {
+	if kind == sessionwire.KindRestart {
 		mode = stopRestart
 	}
 	if f, err := c.File(); err == nil {
@@ -48,8 +48,8 @@ func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
 		heldUntilExit.files = append(heldUntilExit.files, f)
 		heldUntilExit.Unlock()
 	}
-	reply := endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: Version, StopWithinMS: shutdownBound(d.upstream).Milliseconds()}
-	if _, err := c.Write(endpoint.Line(reply)); err != nil {
+	reply := sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: Version, StopWithinMS: shutdownBound(d.upstream).Milliseconds()}
+	if _, err := c.Write(sessionwire.Line(reply)); err != nil {
 		return // the asker is gone: it did not see an answer, so nothing happens
 	}
 	d.log.Info("asked over the socket to "+mode.String(), zap.Int("pid", pid))
@@ -59,15 +59,15 @@ func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
 // ErrNotRunning: no daemon serves the socket.
 var ErrNotRunning = errors.New("no daemon is running")
 
-// Control asks the daemon at socket to stop or restart (endpoint.KindStop, KindRestart) and
+// Control asks the daemon at socket to stop or restart (sessionwire.KindStop, KindRestart) and
 // waits until it has shut down and released its lock: up to limit, or longer when the daemon
 // says its shutdown may take longer (Reply.StopWithinMS, plus lockMargin). It returns the
 // daemon's pid and version, or ErrNotRunning when nobody serves the socket.
 func Control(socket, kind string, limit time.Duration) (pid int, version string, err error) {
-	pid = endpoint.LockHolder(socket)
-	c, err := endpoint.Dial(socket) // the preamble goes only to a daemon of ours
+	pid = sessionwire.LockHolder(socket)
+	c, err := sessionwire.Dial(socket) // the preamble goes only to a daemon of ours
 	if err != nil {
-		if endpoint.IsDown(err) {
+		if sessionwire.IsDown(err) {
 			return 0, "", ErrNotRunning
 		}
 		return 0, "", err
@@ -77,14 +77,14 @@ func Control(socket, kind string, limit time.Duration) (pid int, version string,
 	_ = c.SetDeadline(time.Now().Add(max(limit, controlReplyWait)))
 	// A daemon that refuses us (another user's) closes at once, so the write can already fail.
 	closed := errors.New("the daemon closed the connection without answering (is it another user's daemon?)")
-	if _, err := c.Write(endpoint.Line(endpoint.NewPreamble(kind, func(string) string { return "" }, "resmongw "+kind))); err != nil {
+	if _, err := c.Write(sessionwire.Line(sessionwire.NewPreamble(kind, func(string) string { return "" }, "resmongw "+kind))); err != nil {
 		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 			return pid, "", closed
 		}
 		return pid, "", fmt.Errorf("asking the daemon: %w", err)
 	}
 	br := bufio.NewReader(c)
-	reply, err := endpoint.ReadReply(br)
+	reply, err := sessionwire.ReadReply(br)
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
 		return pid, "", closed
@@ -126,15 +126,15 @@ const controlReplyWait = 5 * time.Second
 const lockMargin = 5 * time.Second
 
 // WaitServing dials socket until a daemon of ours accepts or limit passes: after a start,
-// the daemon is up when it serves, not when its process exists. A socket endpoint.Dial
+// the daemon is up when it serves, not when its process exists. A socket sessionwire.Dial
 // refuses is the error at once (waiting cannot make it ours).
 func WaitServing(socket string, limit time.Duration) error {
-	c, err := endpoint.DialUntil(socket, limit, func(err error) bool { return !errors.Is(err, endpoint.ErrRefused) })
+	c, err := sessionwire.DialUntil(socket, limit, func(err error) bool { return !errors.Is(err, sessionwire.ErrRefused) })
 	switch {
 	case err == nil:
 		c.Close()
 		return nil
-	case errors.Is(err, endpoint.ErrRefused):
+	case errors.Is(err, sessionwire.ErrRefused):
 		return err
 	}
 	return fmt.Errorf("no daemon listening on %s after %v: %w", socket, limit, err)
@@ -143,7 +143,7 @@ func WaitServing(socket string, limit time.Duration) error {
 // waitLockFree waits, up to limit, until no live daemon holds socket's lock.
 func waitLockFree(socket string, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
-	for backoff := 10 * time.Millisecond; endpoint.LockHolder(socket) > 0; backoff = min(2*backoff, 200*time.Millisecond) {
+	for backoff := 10 * time.Millisecond; sessionwire.LockHolder(socket) > 0; backoff = min(2*backoff, 200*time.Millisecond) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the daemon is still running after %v", limit)
 		}

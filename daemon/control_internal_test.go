@@ -9,7 +9,7 @@ import (
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // A stop can take as long as the daemon's drain, which follows its request timeout: the
@@ -31,15 +31,15 @@ func TestControlWaitsForTheShutdownBoundTheDaemonStates(t *testing.T) {
 			return
 		}
 		defer c.Close()
-		if _, err := endpoint.ReadPreamble(bufio.NewReader(c)); err != nil {
+		if _, err := sessionwire.ReadPreamble(bufio.NewReader(c)); err != nil {
 			served <- err
 			return
 		}
-		_, err = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: "test", StopWithinMS: time.Minute.Milliseconds()}))
+		_, err = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: "test", StopWithinMS: time.Minute.Milliseconds()}))
 		time.Sleep(200 * time.Millisecond) // the stand-in's shutdown: far past the asker's own limit
 		served <- err
 	}()
-	if _, version, err := Control(socket, endpoint.KindStop, time.Millisecond); err != nil || version != "test" {
+	if _, version, err := Control(socket, sessionwire.KindStop, time.Millisecond); err != nil || version != "test" {
 		t.Fatalf("Control: version %q, %v; want the stop to complete within the daemon's bound", version, err)
 	}
 	if err := <-served; err != nil {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Bounds.
@@ -318,7 +318,7 @@ func (d *daemon) checkSocket() {
 
 // handle checks the peer, reads the preamble and dispatches.
 func (d *daemon) handle(c *net.UnixConn) {
-	uid, pid, err := endpoint.PeerCred(c)
+	uid, pid, err := sessionwire.PeerCred(c)
 	if err != nil {
 		// Usually a peer that already hung up (or a connection closed by shutdown): nobody to
 		// refuse, so not a warning about another user.
@@ -332,27 +332,27 @@ func (d *daemon) handle(c *net.UnixConn) {
 	}
 	_ = c.SetReadDeadline(time.Now().Add(preambleWait))
 	br := bufio.NewReaderSize(c, 4096)
-	pre, err := endpoint.ReadPreamble(br)
+	pre, err := sessionwire.ReadPreamble(br)
 	if err != nil {
 		d.log.Warn("bad preamble", zap.Int("pid", pid), zap.Error(err))
-		_, _ = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: err.Error()}))
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	env := discovery.TargetFromEnv(func(k string) string { return pre.Env[k] })
 	switch pre.Kind {
-	case endpoint.KindStatus:
+	case sessionwire.KindStatus:
 		st := d.status(env)
-		_, _ = c.Write(endpoint.Line(st))
-	case endpoint.KindMCP:
+		_, _ = c.Write(sessionwire.Line(st))
+	case sessionwire.KindMCP:
 		d.serveMCP(c, br, pre, pid, env)
-	case endpoint.KindStop, endpoint.KindRestart:
+	case sessionwire.KindStop, sessionwire.KindRestart:
 		d.control(c, pre.Kind, pid)
 	}
 }
 
 // serveMCP binds the connection to its target's server until either side ends the session.
-func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Preamble, pid int, env discovery.Target) {
+func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Preamble, pid int, env discovery.Target) {
 	d.mu.Lock()
 	closing := d.closing
 	d.mu.Unlock()
@@ -362,14 +362,14 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Pream
 	}
 	if t == nil {
 		// The shim tries again (shim.shuttingDown), and reaches the next daemon.
-		_, _ = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: "the daemon is shutting down"}))
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: "the daemon is shutting down"}))
 		return
 	}
 	defer d.targets.release(t)
 	policy, err := proxy.ParseWritePolicy(pre.Writes)
 	if err != nil {
 		// Never a session under a policy we did not understand: the shim says why and exits.
-		_, _ = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: err.Error()}))
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
 		return
 	}
 	writes := d.confirm.Session(policy)
@@ -377,27 +377,33 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *endpoint.Pream
 	s := &session{writes: writes, SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
 		ended: make(chan struct{})}
 	defer close(s.ended)
-	if _, err := c.Write(endpoint.Line(sessionReply())); err != nil {
-		return
-	}
+	// The session is registered, with the connection a stop drains, before the client hears
+	// OK and before a line of it is read: a stop that begins at any moment after this drains
+	// it and says goodbye; one that began before refuses it here, with nothing read.
 	// The reader keeps br: bytes the shim sent right after the preamble are already in it.
 	lt := &lineTransport{c: c, br: br, drain: drainBound(d.upstream), goodbye: pre.Session >= 1}
+	s.lc = lt.open()
+	if !d.addSession(s) {
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: "the daemon is shutting down"}))
+		return
+	}
+	defer d.removeSession(s)
+	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
+		return
+	}
 	ctx := proxy.WithWriteSession(context.WithValue(d.ctx, sessionKey{}, s), writes)
 	ss, err := t.server.Connect(ctx, proxy.WrapTransport(lt, proxy.Tools), nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))
 		return
 	}
-	s.ss, s.lc = ss, lt.conn
-	if !d.addSession(s) {
-		_ = ss.Close()
-		return
-	}
+	d.mu.Lock()
+	s.ss = ss
+	d.mu.Unlock()
 	d.log.Info("session opened", zap.Uint64("session", s.ID), zap.String("target", t.key),
 		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session),
 		zap.String("writes", string(policy)))
 	err = ss.Wait()
-	d.removeSession(s)
 	d.log.Info("session closed", zap.Uint64("session", s.ID), zap.String("target", t.key), zap.Error(ignoreClosed(err)))
 }
 
@@ -421,6 +427,10 @@ func (d *daemon) addSession(s *session) bool {
 
 func (d *daemon) removeSession(s *session) {
 	d.mu.Lock()
+	if d.sessions[s.ID] != s {
+		d.mu.Unlock()
+		return // shutdown took the map
+	}
 	delete(d.sessions, s.ID)
 	d.sessionsChanged()
 	d.mu.Unlock()
@@ -454,8 +464,14 @@ func (d *daemon) shutdown(mode stopMode) {
 	}
 	var wg sync.WaitGroup
 	for _, s := range sessions {
+		d.mu.Lock()
+		ss := s.ss
+		d.mu.Unlock()
+		if ss == nil {
+			continue // never connected: its socket is closed below
+		}
 		wg.Add(1)
-		go func() { defer wg.Done(); _ = s.ss.Close() }()
+		go func() { defer wg.Done(); _ = ss.Close() }()
 	}
 	waitBounded(&wg, closeSessions)
 	d.mu.Lock()
@@ -465,8 +481,7 @@ func (d *daemon) shutdown(mode stopMode) {
 	for c := range conns {
 		c.Close()
 	}
-	// A session's socket belongs to its lineConn (out of the runtime's poller: sockio.Quiet),
-	// so closing the accepted conn above does not close it; this does.
+	// A session's socket is closed by its lineConn, which closes it once.
 	for _, s := range sessions {
 		if s.lc != nil {
 			_ = s.lc.Close()

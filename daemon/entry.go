@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/term"
 
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/proxy"
@@ -148,9 +149,6 @@ func newDaemon(socket, logFile string, log *zap.Logger, sdkLog *slog.Logger, idl
 	d.targets = &targets{m: map[string]*target{}, idleTTL: idleTTL, make: d.newTarget, log: log}
 	return d, cancel
 }
-
-// Socket is the socket path the server listens on.
-func (s *Server) Socket() string { return s.d.socket }
 
 // Listen makes the socket's private directory, takes the single-instance lock and only then
 // binds the socket, so a second daemon can never unlink the socket of the first.
@@ -302,7 +300,7 @@ func (d *daemon) run(sigs <-chan os.Signal, checkEvery time.Duration) int {
 	return code
 }
 
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal (a person watching): a log to it is written line
+// by line. /dev/null, where an autostarted daemon's stderr goes, is a character device but
+// no terminal, so that daemon's log stays buffered.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

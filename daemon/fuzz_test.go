@@ -13,7 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 	"go.uber.org/zap"
 )
 
@@ -39,9 +39,9 @@ func fuzzDaemon(f *testing.F) string {
 
 // dialSession opens a raw connection and completes the preamble exchange.
 func dialSession(t testing.TB, socket string) (*net.UnixConn, *bufio.Reader) {
-	pre := endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindMCP, Env: map[string]string{"HOME": "/nonexistent"}}
-	c, br, line, err := testkit.DialPreamble(socket, endpoint.Line(pre), 10*time.Second)
-	var reply endpoint.Reply
+	pre := sessionwire.Preamble{Resmongw: sessionwire.Protocol, Kind: sessionwire.KindMCP, Env: map[string]string{"HOME": "/nonexistent"}}
+	c, br, line, err := testkit.DialPreamble(socket, sessionwire.Line(pre), 10*time.Second)
+	var reply sessionwire.Reply
 	if err != nil || json.Unmarshal(line, &reply) != nil || !reply.OK {
 		t.Fatalf("preamble reply %q: %v", line, err)
 	}

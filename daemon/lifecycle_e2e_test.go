@@ -15,8 +15,8 @@ import (
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/paths"
+	"github.com/resmongw/resmongw/sessionwire"
 	"github.com/resmongw/resmongw/shim"
-	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
 // runCmd runs `resmongw args...` in the world with extra env; it returns stdout, stderr and
@@ -291,7 +291,7 @@ func TestStopFromAnotherUserIsRefused(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "nothing was sent") {
 		t.Fatalf("stop as nobody: %v\n%s", err, out)
 	}
-	if got := rawClientAsNobody(ctx, t, endpoint.KindStop, w.Socket); got != "received 0 bytes" {
+	if got := rawClientAsNobody(ctx, t, sessionwire.KindStop, w.Socket); got != "received 0 bytes" {
 		t.Fatalf("a stop request as nobody, past the client's checks: %q, want no answer", got)
 	}
 	testkit.WaitFor(t, 10*time.Second, func() bool {

@@ -16,18 +16,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/resmongw/resmongw/internal/sockio"
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Bounds of the line transport.
 const (
-	// maxFrame bounds one inbound line, newline included (the SDK's own default, 16 MiB).
-	maxFrame = 16 << 20
-	// keepBuffer is the largest read or write buffer a connection keeps between messages, so
-	// one huge message does not pin megabytes to an idle session.
-	keepBuffer = 64 << 10
 	// drainWait is the default bound on how long answers to requests already read may still
 	// be written after the client half-closed; the daemon derives its own from the request
 	// timeout (drainBound).
@@ -63,16 +57,18 @@ func drainBound(o *proxy.UpstreamOptions) time.Duration {
 }
 
 // lineTransport is the daemon's MCP transport on one accepted socket: newline-delimited
-// JSON-RPC, decoded with encoding/json. It replaces mcp.IOTransport because (a) the SDK's
-// decoder allocates a 32 KiB buffer per frame, the top CPU cost of a tool call, and (b) one
-// bad line (invalid JSON, a batch, an over-long line) ends an IOTransport session and drops
-// the answers still in flight; here such a line gets a JSON-RPC error and the session goes on.
+// JSON-RPC, framed by sessionwire.LineReader and decoded with encoding/json. It replaces
+// mcp.IOTransport because one bad line (invalid JSON, a batch, an over-long line) ends an
+// IOTransport session and drops the answers still in flight, and because a session here has
+// more than a stream: a bound on the requests in flight, answers owed after a half-close, and
+// the graceful stop with its goodbye (session_drain.go). Such a line gets a JSON-RPC error and
+// the session goes on.
 type lineTransport struct {
 	c     net.Conn
 	br    *bufio.Reader // the preamble's reader: bytes the client sent after it are already here
 	drain time.Duration // bound on answers owed after a half-close; 0 means drainWait
-	// frameLimit is the longest inbound line accepted, newline included; 0 means maxFrame.
-	// Tests set a small one: moving 16 MiB lines through the race detector took seconds.
+	// frameLimit is the longest inbound line accepted, newline included; 0 means
+	// sessionwire.MaxRequestLine. Tests set a small one.
 	frameLimit int
 	// goodbye: the client speaks the session protocol, so a graceful stop ends the stream
 	// with a goodbye line (session_drain.go).
@@ -81,37 +77,30 @@ type lineTransport struct {
 	conn *lineConn // the connection Connect made (the daemon drains it at shutdown)
 }
 
+// Connect hands the SDK the session's connection (made by open if nobody did).
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+	return t.open(), nil
+}
+
+// open makes the session's connection, once; the daemon registers it for a stop before the
+// SDK connects.
+func (t *lineTransport) open() *lineConn {
+	if t.conn != nil {
+		return t.conn
+	}
 	drain := t.drain
 	if drain <= 0 {
 		drain = drainWait
 	}
 	frameLimit := t.frameLimit
 	if frameLimit <= 0 {
-		frameLimit = maxFrame
+		frameLimit = sessionwire.MaxRequestLine
 	}
-	// The socket's bytes through sockio (see its doc): out of the runtime's poller where it
-	// can (sockio.Quiet: the shim reading an answer no longer wakes the daemon), else raw on
-	// the net.Conn. What the preamble's reader already holds (the session's first lines may
-	// have come with the preamble) is read first.
-	var sock sessionSocket = t.c
-	var rw io.ReadWriter
-	if q := sockio.NewQuiet(t.c); q != nil {
-		sock, rw = q, q
-	} else {
-		rw = sockio.ReadWriter(t.c)
-	}
-	br := bufio.NewReaderSize(io.MultiReader(io.LimitReader(t.br, int64(t.br.Buffered())), rw), t.br.Size())
-	t.conn = &lineConn{c: sock, w: rw, br: br, drain: drain, frameLimit: frameLimit, pending: map[jsonrpc.ID]struct{}{},
+	// t.br is the preamble's reader: the session's first lines may have come with it.
+	t.conn = &lineConn{c: t.c, lines: sessionwire.NewLineReader(t.br, frameLimit), drain: drain, pending: map[jsonrpc.ID]struct{}{},
 		idle: make(chan struct{}, 1), room: make(chan struct{}, 1), closed: make(chan struct{}),
 		goodbye: t.goodbye, stopping: make(chan struct{})}
-	return t.conn, nil
-}
-
-// sessionSocket is what lineConn does with its socket besides reading and writing.
-type sessionSocket interface {
-	Close() error
-	SetReadDeadline(time.Time) error
+	return t.conn
 }
 
 // lineConn is one session's connection. Read is called by one goroutine at a time (the
@@ -122,17 +111,11 @@ type sessionSocket interface {
 // `printf '<requests>' | resmongw stdio` would print nothing; Read therefore holds the EOF
 // back until every request read so far has been answered (or the drain bound passes).
 type lineConn struct {
-	c     sessionSocket
-	w     io.Writer // c's writes (through sockio where it can)
-	br    *bufio.Reader
-	drain time.Duration // see lineTransport.drain
-	// frameLimit: see lineTransport.frameLimit.
-	frameLimit int
+	c     net.Conn
+	lines *sessionwire.LineReader // reader only
+	drain time.Duration           // see lineTransport.drain
 
-	line []byte // reader only: the frame being assembled
-
-	wmu  sync.Mutex
-	wbuf []byte // under wmu: the message being encoded
+	wmu sync.Mutex // one line at a time
 
 	mu        sync.Mutex
 	pending   map[jsonrpc.ID]struct{} // calls read and not yet answered
@@ -168,9 +151,6 @@ func (c *lineConn) Close() error {
 	return c.closeErr
 }
 
-// errFrameTooLong: a line over the frame limit was read and thrown away.
-var errFrameTooLong = errors.New("frame too long")
-
 // Read returns the next JSON-RPC message. Lines that are not one are answered with a
 // JSON-RPC error here and skipped: only the end of the stream ends the session.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -188,16 +168,15 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			return nil, err
 		}
-		frame, err := c.readFrame()
+		frame, err := c.lines.ReadLine()
 		if c.isStopping() {
 			// Read as the stop came (or cut short by it): not started, so not ours any more.
 			// The goodbye leaves it out, which tells the shim to send it to the next daemon.
 			return nil, c.finish(ctx)
 		}
 		switch {
-		case errors.Is(err, errFrameTooLong):
-			c.writeLine(errorLine(nil, jsonrpc.CodeInvalidRequest,
-				"Invalid Request: message longer than "+strconv.Itoa(c.frameLimit)+" bytes"))
+		case errors.Is(err, sessionwire.ErrLineTooLong):
+			c.writeLine(sessionwire.LineTooLongAnswer(c.lines.Limit()))
 			continue
 		case err != nil:
 			return nil, c.readEnded(ctx, err)
@@ -224,7 +203,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 					// JSON-RPC ids must be unique among requests in flight; the SDK would drop
 					// the second one unanswered, and a client must never be left waiting.
 					id := r.ID
-					c.writeLine(errorLine(&id, jsonrpc.CodeInvalidRequest, endpoint.MsgIDInFlight))
+					c.writeLine(errorLine(&id, jsonrpc.CodeInvalidRequest, sessionwire.MsgIDInFlight))
 					continue
 				}
 			case r.Method == "notifications/cancelled":
@@ -301,56 +280,17 @@ func (c *lineConn) waitIdle(ctx context.Context) {
 	}
 }
 
-// readFrame reads one line without its "\n" (a "\r" before it is JSON whitespace, trimmed
-// later). A last line without a newline is a frame too; EOF comes on the next call. A line
-// over the frame limit is consumed without being kept and reported as errFrameTooLong.
-func (c *lineConn) readFrame() ([]byte, error) {
-	if cap(c.line) > keepBuffer {
-		c.line = nil
-	}
-	c.line = c.line[:0]
-	tooLong := false
-	for {
-		chunk, err := c.br.ReadSlice('\n')
-		if !tooLong {
-			if len(c.line)+len(chunk) > c.frameLimit {
-				tooLong, c.line = true, c.line[:0]
-			} else {
-				c.line = append(c.line, chunk...)
-			}
-		}
-		switch {
-		case err == nil:
-			if tooLong {
-				return nil, errFrameTooLong
-			}
-			return c.line[:len(c.line)-1], nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && tooLong:
-			return nil, errFrameTooLong
-		case errors.Is(err, io.EOF) && len(c.line) > 0:
-			return c.line, nil
-		default:
-			return nil, err
-		}
-	}
-}
-
 // Write sends one message as one line, in one write.
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.wmu.Lock()
-	buf, err := appendMessage(c.wbuf[:0], msg)
+	data, err := jsonrpc.EncodeMessage(msg)
 	if err == nil {
-		_, err = c.w.Write(append(buf, '\n'))
+		c.wmu.Lock()
+		_, err = c.c.Write(append(data, '\n'))
+		c.wmu.Unlock()
 	}
-	if cap(buf) <= keepBuffer {
-		c.wbuf = buf[:0]
-	}
-	c.wmu.Unlock()
 	if r, ok := msg.(*jsonrpc.Response); ok {
 		c.answered(r.ID)
 	}
@@ -360,7 +300,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // writeLine writes a ready line (our own error replies); a failure shows on the next Read.
 func (c *lineConn) writeLine(line []byte) {
 	c.wmu.Lock()
-	_, _ = c.w.Write(line)
+	_, _ = c.c.Write(line)
 	c.wmu.Unlock()
 }
 
@@ -405,25 +345,6 @@ func (c *lineConn) waitRoom(ctx context.Context) error {
 	}
 }
 
-// appendMessage encodes msg. A successful response, nearly every message the daemon
-// writes, is assembled directly around its result, which the SDK marshalled compactly; the
-// rest go through the SDK's encoder.
-func appendMessage(b []byte, msg jsonrpc.Message) ([]byte, error) {
-	if r, ok := msg.(*jsonrpc.Response); ok && r.Error == nil && r.ID.IsValid() &&
-		len(r.Result) > 0 && bytes.IndexByte(r.Result, '\n') < 0 {
-		b = append(b, `{"jsonrpc":"2.0","id":`...)
-		b = appendID(b, r.ID)
-		b = append(b, `,"result":`...)
-		b = append(b, r.Result...)
-		return append(b, '}'), nil
-	}
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return b, err
-	}
-	return append(b, data...), nil
-}
-
 // appendID writes a valid ID (an int64 or a string, the only kinds jsonrpc.ID holds).
 func appendID(b []byte, id jsonrpc.ID) []byte {
 	switch v := id.Raw().(type) {
@@ -447,50 +368,6 @@ type wireMessage struct {
 	Error   json.RawMessage `json:"error"`
 }
 
-// wireFields are wireMessage's keys, as encoding/json matches them exactly.
-var wireFields = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
-
-// scanWireMessage is json.Unmarshal of the valid object frame into a wireMessage, without
-// encoding/json's second scan and reflection; the values are slices of frame, which the
-// caller gives away. It reports false, with nothing decided, when a key would need
-// encoding/json's reading (an escape, a byte outside ASCII, one of the fields in other
-// letters); the caller then decodes the frame with encoding/json. A key repeated keeps its
-// last value, as with json.Unmarshal.
-func scanWireMessage(frame []byte) (wireMessage, bool) {
-	var w wireMessage
-	plain := true
-	ok := proxy.ObjectMembers(frame, func(key, value []byte) {
-		switch string(key) {
-		case "jsonrpc":
-			w.JSONRPC = value
-		case "id":
-			w.ID = value
-		case "method":
-			w.Method = value
-		case "params":
-			w.Params = value
-		case "result":
-			w.Result = value
-		case "error":
-			w.Error = value
-		default:
-			if !proxy.PlainJSONKey(key) {
-				plain = false
-				return
-			}
-			for _, f := range wireFields {
-				if proxy.FoldsTo(key, f) {
-					plain = false
-				}
-			}
-		}
-	})
-	if !ok || !plain {
-		return wireMessage{}, false
-	}
-	return w, true
-}
-
 // decodeFrame turns a non-blank line into a request or a response, or into the error line
 // that answers it.
 func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
@@ -507,12 +384,9 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 	if !json.Valid(frame) {
 		return nil, parseErrorLine
 	}
-	w, ok := scanWireMessage(bytes.Clone(frame))
-	if !ok {
-		// A key that needs encoding/json's reading (escapes, other letter cases).
-		if err := json.Unmarshal(frame, &w); err != nil {
-			return nil, parseErrorLine
-		}
+	var w wireMessage
+	if err := json.Unmarshal(frame, &w); err != nil {
+		return nil, parseErrorLine
 	}
 	id, idErr := parseID(w.ID)
 	var replyID *jsonrpc.ID
@@ -528,8 +402,8 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 		return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, idErr)
 	}
 	if len(w.Method) > 0 {
-		method, ok := proxy.PlainJSONString(w.Method)
-		if !ok && (w.Method[0] != '"' || json.Unmarshal(w.Method, &method) != nil) {
+		var method string
+		if w.Method[0] != '"' || json.Unmarshal(w.Method, &method) != nil {
 			return nil, errorLine(replyID, jsonrpc.CodeInvalidRequest, `Invalid Request: "method" must be a string`)
 		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // rawSession is a client speaking JSON-RPC lines on the daemon's socket itself, after the
@@ -29,9 +29,9 @@ type rawSession struct {
 func (w *world) rawSession(env map[string]string) *rawSession {
 	w.T.Helper()
 	env["HOME"] = w.Home
-	pre := endpoint.Line(endpoint.Preamble{Resmongw: endpoint.Protocol, Kind: endpoint.KindMCP, Env: env})
+	pre := sessionwire.Line(sessionwire.Preamble{Resmongw: sessionwire.Protocol, Kind: sessionwire.KindMCP, Env: env})
 	c, br, line, err := testkit.DialPreamble(w.Socket, pre, 60*time.Second)
-	var reply endpoint.Reply
+	var reply sessionwire.Reply
 	if err != nil || json.Unmarshal(line, &reply) != nil || !reply.OK {
 		w.T.Fatalf("preamble reply %q: %v", line, err)
 	}

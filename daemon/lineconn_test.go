@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // socketPair is a connected pair of Unix sockets: the daemon's end and the client's.
@@ -69,21 +70,20 @@ func newTestLineConn(t *testing.T) (*lineConn, *countingConn, *net.UnixConn, *bu
 	return lc, cc, c, bufio.NewReader(c)
 }
 
-// testFrameLimit is newTestLineConn's line bound: well above keepBuffer, so a message under
-// it still takes a buffer the connection must give back, and small enough that lines over it
-// cost the race detector milliseconds, not the seconds 16 MiB lines took.
-const testFrameLimit = 4 * keepBuffer
+// testFrameLimit is newTestLineConn's line bound: small enough that lines over it cost the
+// race detector milliseconds.
+const testFrameLimit = 256 << 10
 
-// Without a limit of its own a connection takes the SDK's default, 16 MiB: a harness may send
-// a tool call's arguments of several MiB.
-func TestLineConnDefaultFrameLimitIsTheSDKs(t *testing.T) {
+// Without a limit of its own a connection takes the request bound every reader of a
+// harness's lines has (sessionwire.MaxRequestLine).
+func TestLineConnDefaultFrameLimitIsTheRequestBound(t *testing.T) {
 	s, _ := socketPair(t)
 	mc, err := (&lineTransport{c: s, br: bufio.NewReader(s)}).Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mc.Close()
-	if got := mc.(*lineConn).frameLimit; got != 16<<20 {
+	if got := mc.(*lineConn).lines.Limit(); got != sessionwire.MaxRequestLine {
 		t.Fatalf("default frame limit %d", got)
 	}
 }
@@ -189,7 +189,7 @@ func TestLineConnHugeAndOverlongLines(t *testing.T) {
 	t.Parallel()
 	lc, _, client, br := newTestLineConn(t)
 	big := strings.Repeat("x", testFrameLimit/2)
-	tooBig := strings.Repeat("y", testFrameLimit+keepBuffer)
+	tooBig := strings.Repeat("y", testFrameLimit+64<<10)
 	go func() {
 		w := bufio.NewWriter(client)
 		_, _ = w.WriteString(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"blob":"` + big + `"}}` + "\n")
@@ -215,16 +215,6 @@ func TestLineConnHugeAndOverlongLines(t *testing.T) {
 	r := readReply(t, br)
 	if r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "longer than") {
 		t.Fatalf("over-long line answered %+v", r.Error)
-	}
-	// The next read starts from a small buffer again.
-	if _, err := client.Write([]byte(`{"jsonrpc":"2.0","id":4,"method":"ping"}` + "\n")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lc.Read(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if cap(lc.line) > keepBuffer {
-		t.Fatalf("the connection keeps a %d-byte line buffer", cap(lc.line))
 	}
 }
 
@@ -386,40 +376,6 @@ func TestLineConnCloseAndCancelUnblockRead(t *testing.T) {
 	}
 }
 
-// The direct encoding of a result equals the SDK's encoding of the same message.
-func TestAppendMessageMatchesSDK(t *testing.T) {
-	strID, _ := jsonrpc.MakeID(`a"<b>\n`)
-	intID, _ := jsonrpc.MakeID(float64(-12))
-	msgs := []jsonrpc.Message{
-		&jsonrpc.Response{ID: strID, Result: json.RawMessage(`{"tools":[{"name":"x<y"}]}`)},
-		&jsonrpc.Response{ID: intID, Result: json.RawMessage(`[1,2]`)},
-		&jsonrpc.Response{ID: intID, Result: json.RawMessage("{\n\"a\": 1\n}")}, // not compact: SDK path
-		&jsonrpc.Response{ID: intID, Error: &jsonrpc.Error{Code: -32601, Message: "no"}},
-		&jsonrpc.Request{Method: "notifications/progress", Params: json.RawMessage(`{"p":1}`)},
-		&jsonrpc.Request{ID: strID, Method: "ping"},
-	}
-	for _, m := range msgs {
-		got, err := appendMessage(nil, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := jsonrpc.EncodeMessage(m)
-		if bytes.IndexByte(got, '\n') >= 0 {
-			t.Fatalf("a newline inside a frame: %q", got)
-		}
-		var g, w any
-		if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil || fmt.Sprint(g) != fmt.Sprint(w) {
-			t.Errorf("encoded %s, the SDK %s", got, want)
-		}
-		back, err := jsonrpc.DecodeMessage(got)
-		if err != nil {
-			t.Errorf("the SDK cannot decode %s: %v", got, err)
-		} else if r, ok := back.(*jsonrpc.Response); ok && r.ID != m.(*jsonrpc.Response).ID {
-			t.Errorf("id %v became %v", m.(*jsonrpc.Response).ID, r.ID)
-		}
-	}
-}
-
 // decodeFrame agrees with the SDK's decoder on every message both accept.
 func TestDecodeFrameAgreesWithSDK(t *testing.T) {
 	for _, in := range []string{
@@ -528,7 +484,7 @@ func TestDecodeFrameKeepsIntegerIDsExactly(t *testing.T) {
 		if got, ok := req.ID.Raw().(int64); !ok || got != c.want {
 			t.Errorf("id %s read as %#v, want %d", c.id, req.ID.Raw(), c.want)
 		}
-		line, err := appendMessage(nil, &jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)})
+		line, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Result: json.RawMessage(`{}`)})
 		want := `{"jsonrpc":"2.0","id":` + jsonNumber(c.want) + `,"result":{}}`
 		if err != nil || string(line) != want {
 			t.Errorf("id %s answered as %s, want %s", c.id, line, want)

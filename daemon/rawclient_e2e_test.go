@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // rawClientHelper is another user's client that makes none of the checks our own clients
-// make before writing (endpoint.Dial refuses a socket that is not ours, so resmongw run as
+// make before writing (sessionwire.Dial refuses a socket that is not ours, so resmongw run as
 // that user never reaches the daemon): it is how a test reaches the daemon's own peer check.
 const rawClientHelper = "raw-client"
 
@@ -34,7 +34,7 @@ func rawClientMain(arg string) int {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
-	_, _ = c.Write(endpoint.Line(endpoint.NewPreamble(kind, func(string) string { return "" }, "raw-client")))
+	_, _ = c.Write(sessionwire.Line(sessionwire.NewPreamble(kind, func(string) string { return "" }, "raw-client")))
 	n, err := io.Copy(io.Discard, c)
 	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
 		fmt.Println("read:", err)

@@ -6,7 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/resmongw/resmongw/proxy"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // session is one harness connection serving MCP.
@@ -47,15 +47,15 @@ func clip(s string) string {
 // sessionReply is the reply that opens an MCP session: this daemon's version, its session
 // protocol and the tools a shim may retry once after a crash (the reads: resmon's
 // requires_confirmation false). The shim learns the table here, never by importing it.
-func sessionReply() endpoint.Reply {
+func sessionReply() sessionwire.Reply {
 	var reads []string
 	for _, t := range proxy.Tools {
 		if !t.RequiresConfirmation {
 			reads = append(reads, t.Name)
 		}
 	}
-	return endpoint.Reply{Resmongw: endpoint.Protocol, OK: true, Version: Version,
-		Session: endpoint.SessionProtocol, ReadTools: reads}
+	return sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: Version,
+		Session: sessionwire.SessionProtocol, ReadTools: reads}
 }
 
 // drain stops the session gracefully (lineConn.stop) and waits for it to end; the caller

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // errStopping: the session is draining for a graceful stop.
@@ -50,6 +50,6 @@ func (c *lineConn) finish(ctx context.Context) error {
 		abandoned = append(abandoned, appendID(nil, id))
 	}
 	c.mu.Unlock()
-	c.writeLine(endpoint.GoodbyeLine(mode, abandoned))
+	c.writeLine(sessionwire.GoodbyeLine(mode, abandoned))
 	return io.EOF
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // newStoppableLineConn is newTestLineConn for a client that does (goodbye) or does not speak
@@ -68,7 +68,7 @@ func TestLineConnStopAnswersThenSaysGoodbye(t *testing.T) {
 	if !strings.Contains(answer, `"id":1`) {
 		t.Fatalf("first line %q, want the answer to the running call", answer)
 	}
-	g, ok := endpoint.ParseGoodbye([]byte(bye))
+	g, ok := sessionwire.ParseGoodbye([]byte(bye))
 	if !ok || g.Mode != "restart" || len(g.Abandoned) != 0 {
 		t.Fatalf("goodbye %q", bye)
 	}
@@ -102,8 +102,8 @@ func TestLineConnStopListsAbandonedAndSparesOlderShims(t *testing.T) {
 
 // The stop modes are the goodbye modes the shim knows.
 func TestStopModesAreGoodbyeModes(t *testing.T) {
-	if stopRestart.String() != endpoint.GoodbyeRestart || stopEnd.String() != endpoint.GoodbyeStop {
-		t.Fatalf("stop modes %q/%q, goodbye modes %q/%q", stopRestart, stopEnd, endpoint.GoodbyeRestart, endpoint.GoodbyeStop)
+	if stopRestart.String() != sessionwire.GoodbyeRestart || stopEnd.String() != sessionwire.GoodbyeStop {
+		t.Fatalf("stop modes %q/%q, goodbye modes %q/%q", stopRestart, stopEnd, sessionwire.GoodbyeRestart, sessionwire.GoodbyeStop)
 	}
 }
 
@@ -115,15 +115,15 @@ func TestRequestedStopSaysGoodbyeStop(t *testing.T) {
 	defer cancel()
 	ran := make(chan int, 1)
 	go func() { ran <- d.run(make(chan os.Signal), time.Hour) }()
-	pre := endpoint.NewPreamble(endpoint.KindMCP, func(string) string { return "" }, "test")
-	pre.Session = endpoint.SessionProtocol
-	c, br, reply, err := testkit.DialPreamble(socket, endpoint.Line(pre), 30*time.Second)
+	pre := sessionwire.NewPreamble(sessionwire.KindMCP, func(string) string { return "" }, "test")
+	pre.Session = sessionwire.SessionProtocol
+	c, br, reply, err := testkit.DialPreamble(socket, sessionwire.Line(pre), 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	var r endpoint.Reply
-	if json.Unmarshal(reply, &r) != nil || !r.OK || r.Session != endpoint.SessionProtocol || !slices.Contains(r.ReadTools, "health") || slices.Contains(r.ReadTools, "run_sweep") {
+	var r sessionwire.Reply
+	if json.Unmarshal(reply, &r) != nil || !r.OK || r.Session != sessionwire.SessionProtocol || !slices.Contains(r.ReadTools, "health") || slices.Contains(r.ReadTools, "run_sweep") {
 		t.Fatalf("reply %s", reply)
 	}
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
@@ -135,7 +135,7 @@ func TestRequestedStopSaysGoodbyeStop(t *testing.T) {
 	}
 	d.requestStop(stopEnd)
 	bye, _ := br.ReadString('\n')
-	if g, ok := endpoint.ParseGoodbye([]byte(bye)); !ok || g.Mode != endpoint.GoodbyeStop {
+	if g, ok := sessionwire.ParseGoodbye([]byte(bye)); !ok || g.Mode != sessionwire.GoodbyeStop {
 		t.Fatalf("after the stop: %q, want a goodbye of mode stop", bye)
 	}
 	if rest, err := io.ReadAll(br); len(rest) != 0 || err != nil {

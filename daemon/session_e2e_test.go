@@ -142,9 +142,8 @@ func TestPipelinedCallsStayBounded(t *testing.T) {
 	t.Logf("peak: %d descriptors (%d before), %d backend connections", maxFDs.Load(), baseFDs, maxBackend.Load())
 }
 
-// A session that ends gives back every descriptor it took: its socket is out of the runtime's
-// poller (sockio.Quiet, a duplicate of the accepted descriptor and an epoll set of its own),
-// so neither closing the accepted conn nor the runtime closes it; the session's end must.
+// A session that ends gives back every descriptor it took: its socket, closed once by its
+// lineConn when the session ends.
 func TestEndedSessionsGiveBackTheirDescriptors(t *testing.T) {
 	t.Parallel()
 	w, sim, _ := servedWorld(t)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // B6: removing the socket under a live daemon does not strand it: the daemon listens again,
@@ -174,12 +174,12 @@ func TestOtherUIDRefused(t *testing.T) {
 	if code, out, errb := asNobody("stdio"); code != 1 || out != "" || !strings.Contains(errb, "belongs to uid 0") {
 		t.Fatalf("shim as nobody: exit %d, stdout %q, stderr %q; want it to refuse the socket", code, out, errb)
 	}
-	// Nor does status (endpoint.Dial, like every client of ours).
+	// Nor does status (sessionwire.Dial, like every client of ours).
 	if code, out, errb := asNobody("status", "--json"); code != 1 || out != "" || !strings.Contains(errb, "nothing was sent") {
 		t.Fatalf("status as nobody: exit %d, stdout %q, stderr %q; want it to refuse the socket", code, out, errb)
 	}
 	// A client that skips those checks and writes a status preamble gets nothing back.
-	if got := rawClientAsNobody(ctx, t, endpoint.KindStatus, w.Socket); got != "received 0 bytes" {
+	if got := rawClientAsNobody(ctx, t, sessionwire.KindStatus, w.Socket); got != "received 0 bytes" {
 		t.Fatalf("a status request as nobody, past the client's checks: %q, want no answer", got)
 	}
 	testkit.WaitFor(t, 10*time.Second, func() bool {

@@ -15,11 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/resmongw/resmongw/paths"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // privateDir makes dir (and missing parents, 0700) and insists it passes the socket
-// directory's rule (endpoint.CheckSocketDir: real, ours, writable by nobody else; the
+// directory's rule (sessionwire.CheckSocketDir: real, ours, writable by nobody else; the
 // socket's own mode and the peer check are further layers). A directory that was already
 // there is checked, never changed: the socket path may be a flag or RESMONGW_SOCKET naming
 // the home directory, /tmp or /, and tightening those would lock other people and programs
@@ -28,15 +28,15 @@ func privateDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	fault, fi, err := endpoint.CheckSocketDir(dir)
+	fault, fi, err := sessionwire.CheckSocketDir(dir)
 	switch {
 	case err != nil:
 		return err
-	case fault == endpoint.DirNotReal:
+	case fault == sessionwire.DirNotReal:
 		return fmt.Errorf("%s is not a directory (a symlink or a file); refusing to put the socket there", dir)
-	case fault == endpoint.DirOwnerUnknown, fault == endpoint.DirOtherOwner:
+	case fault == sessionwire.DirOwnerUnknown, fault == sessionwire.DirOtherOwner:
 		return fmt.Errorf("%s is owned by another user; refusing to put the socket there", dir)
-	case fault == endpoint.DirWritableByOthers:
+	case fault == sessionwire.DirWritableByOthers:
 		return fmt.Errorf("%s is writable by other users (mode %04o), so another user could replace the socket; refusing to put it there and leaving the directory as it is (make it private with chmod 700 %s, or choose a socket path in a directory of its own with --socket or %s)",
 			dir, fi.Mode().Perm(), dir, paths.SocketEnv)
 	}

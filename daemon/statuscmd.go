@@ -16,7 +16,7 @@ import (
 
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/paths"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Exit codes of `resmongw status`.
@@ -60,7 +60,7 @@ func StatusMain(o StatusOptions, stdout, stderr io.Writer) int {
 	others := otherDaemons(socket, getenv)
 	st, err := fetchStatus(socket, getenv)
 	if err != nil {
-		if endpoint.IsDown(err) {
+		if sessionwire.IsDown(err) {
 			notRunning(stdout, socket, o.JSON, errors.Is(err, syscall.ENOENT), getenv, others)
 			return statusNotRunning
 		}
@@ -117,7 +117,7 @@ func otherDaemons(socket string, getenv func(string) string) []OtherDaemon {
 			continue
 		}
 		seen[c] = true
-		if pid := endpoint.LockHolder(c); pid > 0 {
+		if pid := sessionwire.LockHolder(c); pid > 0 {
 			out = append(out, OtherDaemon{PID: pid, Socket: c})
 		}
 	}
@@ -137,7 +137,7 @@ func renderOthers(w io.Writer, others []OtherDaemon) {
 func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(string) string, others []OtherDaemon) {
 	holder := 0
 	if noSocket {
-		holder = endpoint.LockHolder(socket)
+		holder = sessionwire.LockHolder(socket)
 	}
 	installed := serviceInstalled(getenv)
 	if asJSON {
@@ -156,7 +156,7 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 	defer renderOthers(w, others)
 	switch {
 	case holder > 0:
-		fmt.Fprintf(w, "resmongw is running but unreachable: %s.\n", endpoint.SocketGone(holder, socket))
+		fmt.Fprintf(w, "resmongw is running but unreachable: %s.\n", sessionwire.SocketGone(holder, socket))
 	case installed:
 		fmt.Fprintf(w, "resmongw is not running (no daemon at %s).\n"+
 			"The per-user service is installed: start it with 'resmongw start'. Or run 'resmongw serve' yourself;\n"+
@@ -170,20 +170,20 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 
 // fetchStatus asks the daemon, sending our own environment so our target is evaluated too.
 func fetchStatus(socket string, getenv func(string) string) (*Status, error) {
-	c, err := endpoint.Dial(socket) // our environment goes only to a daemon of ours
+	c, err := sessionwire.Dial(socket) // our environment goes only to a daemon of ours
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(statusSettle + 5*time.Second))
-	if _, err := c.Write(endpoint.Line(endpoint.NewPreamble(endpoint.KindStatus, getenv, "resmongw status"))); err != nil {
+	if _, err := c.Write(sessionwire.Line(sessionwire.NewPreamble(sessionwire.KindStatus, getenv, "resmongw status"))); err != nil {
 		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(c, 16<<20))
 	if err != nil {
 		return nil, fmt.Errorf("reading status: %w", err)
 	}
-	var reply endpoint.Reply
+	var reply sessionwire.Reply
 	if json.Unmarshal(b, &reply) == nil && reply.Error != "" {
 		return nil, fmt.Errorf("the daemon refused: %s", reply.Error)
 	}

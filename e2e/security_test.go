@@ -98,8 +98,8 @@ func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
 	}
 }
 
-// Garbage on a session (bad JSON, non-objects, a batch, a 4 MiB line, a 20 MiB line over
-// the SDK's 16 MiB frame limit): the daemon survives, keeps serving a bystander session that
+// Garbage on a session (bad JSON, non-objects, a batch, a 4 MiB and a 20 MiB line, both
+// over the 1 MiB line bound): the daemon survives, keeps serving a bystander session that
 // was open all along, and accepts new sessions; the same daemon process serves throughout.
 func TestBadInputDaemonSurvives(t *testing.T) {
 	t.Parallel()

@@ -30,8 +30,8 @@ const (
 	// calls returns more than a page of results, so an answer 500 times that is no legitimate
 	// answer; refusing it keeps one misbehaving backend from holding the daemon's memory.
 	DefaultMaxResponseBytes = 4 << 20
-	// DefaultMaxConns bounds the connections one generation holds open for reads, the warm
-	// spare included: excess calls wait for a connection (within their request timeout).
+	// DefaultMaxConns bounds the connections one generation holds open for reads: excess
+	// calls wait for a connection (within their request timeout).
 	DefaultMaxConns = 8
 	// maxWriteConns bounds the connections writes use at once (one each, see writeClient).
 	maxWriteConns = 2
@@ -41,6 +41,12 @@ const (
 
 	// maxErrorBody bounds how much of an error reply is read: only its `detail` matters.
 	maxErrorBody = 64 << 10
+
+	// idleConnTimeout is how long a pooled connection may sit unused: below uvicorn's 5 s
+	// keep-alive timeout, so we drop an idle connection before the backend does. A request
+	// sent on a connection the server is closing fails; net/http resends only a read that
+	// had no answer byte yet, and a write never rides a pooled connection (writeClient).
+	idleConnTimeout = 4 * time.Second
 )
 
 // ClientOptions tunes a Client; the zero value (or nil) means the defaults.
@@ -48,10 +54,7 @@ type ClientOptions struct {
 	RequestTimeout   time.Duration // whole request, body included; default 30 s
 	ConnectTimeout   time.Duration // TCP connect; default 3 s
 	MaxResponseBytes int64         // larger success bodies become upstream_error; default 4 MiB
-	MaxConns         int           // connections for reads, the warm spare included; default 8
-	// WarmRefresh and WarmFor tune the spare connection (see warmDialer); WarmFor < 0 keeps
-	// none. Defaults DefaultWarmRefresh and DefaultWarmFor.
-	WarmRefresh, WarmFor time.Duration
+	MaxConns         int           // connections for reads; default 8
 }
 
 func (o *ClientOptions) withDefaults() ClientOptions {
@@ -71,12 +74,6 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	if r.MaxConns <= 1 {
 		r.MaxConns = DefaultMaxConns
 	}
-	if r.WarmRefresh <= 0 {
-		r.WarmRefresh = DefaultWarmRefresh
-	}
-	if r.WarmFor == 0 {
-		r.WarmFor = DefaultWarmFor
-	}
 	return r
 }
 
@@ -90,14 +87,9 @@ type Client struct {
 	transport *http.Transport
 	http      *http.Client
 	closed    atomic.Bool
-	warm      *warmDialer // nil when no spare is kept
-	dial      dialFunc    // the plain dialer (writes always use it)
 
 	writeOnce sync.Once
 	writeHTTP *http.Client // see writeClient
-
-	lean *leanTarget // nil: reads go through net/http too
-	pool *leanPool   // the reads' connections (client_lean.go)
 }
 
 var errRequestTimeout = errors.New("request timeout")
@@ -113,16 +105,12 @@ func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
 		base = "http://127.0.0.1:" + strconv.Itoa(b.Port)
 	}
 	t := &http.Transport{
-		Proxy:               nil, // never route loopback traffic through an environment proxy
-		DialContext:         (&discovery.VerifiedDialer{Dialer: net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}}).DialContext,
-		MaxIdleConns:        16,
-		MaxIdleConnsPerHost: 16,
-		// Below uvicorn's 5 s keep-alive timeout, so we drop an idle connection before the
-		// backend does: a POST sent on a connection the server is closing fails with EOF, and
-		// Go cannot retry it (it may have been processed), which would turn into a false
-		// "outcome unknown" for a write.
-		// A connection dropped here is replaced by the warm spare (warmDialer), so a call
-		// after a pause does not pay a connect.
+		Proxy:       nil, // never route loopback traffic through an environment proxy
+		DialContext: (&discovery.VerifiedDialer{Dialer: net.Dialer{Timeout: o.ConnectTimeout, KeepAlive: 30 * time.Second}}).DialContext,
+		// One host per client: every connection it may open may also wait idle for the next
+		// call, and none longer than idleConnTimeout.
+		MaxIdleConns:          o.MaxConns,
+		MaxIdleConnsPerHost:   o.MaxConns,
 		IdleConnTimeout:       idleConnTimeout,
 		ResponseHeaderTimeout: 0, // bounded by the request context instead
 		DisableCompression:    true,
@@ -133,7 +121,6 @@ func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
 		auth:      "Bearer " + b.Token.Reveal(),
 		opts:      o,
 		transport: t,
-		dial:      t.DialContext,
 		http: &http.Client{
 			Transport: t,
 			// A redirect is never expected; following one could carry the request elsewhere.
@@ -143,14 +130,6 @@ func NewClient(b *discovery.Backend, opts *ClientOptions) *Client {
 	// A bound per generation: one session pipelining thousands of calls must not open
 	// thousands of connections to the app. Waiting requests are served in order.
 	t.MaxConnsPerHost = o.MaxConns
-	if o.WarmFor > 0 {
-		c.warm = newWarmDialer(c.dial, o.WarmRefresh, o.WarmFor)
-		t.DialContext = c.warm.DialContext
-		t.MaxConnsPerHost = o.MaxConns - 1 // the spare is the last one
-	}
-	if c.lean = newLeanTarget(base); c.lean != nil {
-		c.pool = newLeanPool(t.DialContext, c.lean.addr, t.MaxConnsPerHost)
-	}
 	return c
 }
 
@@ -164,7 +143,6 @@ func (c *Client) writeClient() *http.Client {
 	c.writeOnce.Do(func() {
 		t := c.transport.Clone()
 		t.DisableKeepAlives = true
-		t.DialContext = c.dial // never the warm spare: a write's connection is opened for it
 		t.MaxConnsPerHost = maxWriteConns
 		c.writeHTTP = &http.Client{Transport: t, CheckRedirect: c.http.CheckRedirect}
 	})
@@ -181,19 +159,7 @@ func (c *Client) BaseURL() string { return c.base }
 // they come back (see Call), so nothing keeps talking to a replaced instance.
 func (c *Client) Close() {
 	c.closed.Store(true)
-	if c.warm != nil {
-		c.warm.close()
-	}
-	c.closeIdle(true)
-}
-
-// closeIdle drops the idle connections of both paths; forGood also closes the reads' in-use
-// connections as they come back.
-func (c *Client) closeIdle(forGood bool) {
 	c.transport.CloseIdleConnections()
-	if c.pool != nil {
-		c.pool.closeIdle(forGood)
-	}
 }
 
 func (c *Client) note(ctx context.Context) {
@@ -211,16 +177,11 @@ func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
 	c.note(ctx)
 	defer func() {
 		if c.closed.Load() {
-			c.closeIdle(true)
-		} else if c.warm != nil && !r.Write {
-			c.warm.used()
+			c.transport.CloseIdleConnections()
 		}
 	}()
 	if err := ctx.Err(); err != nil {
 		return nil, cancelledError(c.base)
-	}
-	if c.lean != nil && !r.Write && (r.Method == "" || r.Method == http.MethodGet) && r.Body == nil {
-		return c.callLean(ctx, r)
 	}
 
 	rctx, cancel := context.WithTimeoutCause(ctx, c.opts.RequestTimeout, errRequestTimeout)
@@ -277,24 +238,6 @@ func (c *Client) Call(ctx context.Context, r *Request) (any, error) {
 		return nil, NewError(CodeUpstreamError, MsgTooLarge(limit), nil)
 	}
 	return c.decodeAnswer(body, resp.Header.Get("Content-Type"), r)
-}
-
-// callLean is Call for a read on the lean path: the same answers, errors and bounds.
-func (c *Client) callLean(ctx context.Context, r *Request) (any, error) {
-	ans, err := c.leanGet(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	if ans.status >= 300 || ans.status < 200 {
-		return nil, MapStatus(ans.status, ans.header, ans.body, r.ExpectedRuntimeID, c.base)
-	}
-	if ans.n > releaseAbove {
-		defer releaseMemorySoon()
-	}
-	if limit := c.opts.MaxResponseBytes; ans.n > limit {
-		return nil, NewError(CodeUpstreamError, MsgTooLarge(limit), nil)
-	}
-	return c.decodeAnswer(ans.body, ans.contentType, r)
 }
 
 // decodeAnswer decodes a success body and checks the identity an expected call asks for.

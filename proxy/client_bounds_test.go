@@ -19,7 +19,7 @@ import (
 
 // connCounter is a loopback backend that counts its connections: how many that have carried a
 // request are open now, the most that were open at once, and how many it accepted in all. A
-// connection that never carried a request (a warm spare the client dropped unused) is not
+// connection that never carried a request (one the client dialled and dropped unused) is not
 // counted open: the server sees its close only some time after the client closed it.
 type connCounter struct {
 	srv                 *httptest.Server

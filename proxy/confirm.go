@@ -105,6 +105,9 @@ type Confirmations struct {
 	key     []byte
 	timeout time.Duration
 	now     func() time.Time // tests move it to expire a state
+	// afterFunc starts the confirm timeout of a form asked within a call (time.AfterFunc;
+	// tests fire it themselves once the form is on the client's side).
+	afterFunc func(time.Duration, func()) interface{ Stop() bool }
 
 	mu   sync.Mutex
 	open map[string]time.Time // nonce → expiry
@@ -117,7 +120,8 @@ func NewConfirmations(timeout time.Duration) *Confirmations {
 	}
 	key := make([]byte, 32)
 	_, _ = rand.Read(key) // crypto/rand.Read never fails (it crashes the program instead)
-	return &Confirmations{key: key, timeout: timeout, now: time.Now, open: map[string]time.Time{}}
+	return &Confirmations{key: key, timeout: timeout, now: time.Now, open: map[string]time.Time{},
+		afterFunc: func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) }}
 }
 
 // Timeout is how long a form waits for an answer.
@@ -281,7 +285,7 @@ type askRound struct {
 	cancel context.CancelCauseFunc
 
 	mu       sync.Mutex
-	timer    *time.Timer
+	timer    interface{ Stop() bool }
 	onClose  func() bool
 	answered bool
 	ended    error // errConfirmTimeout or errSessionClosing, once one fired
@@ -300,7 +304,7 @@ func (r *askRound) arm() {
 	if r.cancel == nil || r.timer != nil {
 		return
 	}
-	r.timer = time.AfterFunc(r.w.c.timeout, func() { r.end(errConfirmTimeout) })
+	r.timer = r.w.c.afterFunc(r.w.c.timeout, func() { r.end(errConfirmTimeout) })
 	r.onClose = context.AfterFunc(r.w.closing, func() { r.end(errSessionClosing) })
 }
 

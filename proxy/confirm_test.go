@@ -460,24 +460,43 @@ func signedBy(t *testing.T, c *Confirmations, state string) string {
 }
 
 // Older clients: no answer within the confirm timeout sends nothing, and the yes that comes
-// after it changes nothing.
+// after it changes nothing. The timeout is fired by the test once the form is on the client's
+// side (a real 50 ms timer could fire before the client even saw the form).
 func TestConfirmTimeoutAndLateYes(t *testing.T) {
 	t.Parallel()
+	ctx := coreCtx(t)
 	w := newConfirmWorld(t, 50*time.Millisecond)
-	release, answered := make(chan struct{}), make(chan struct{})
+	fire := make(chan func(), 1)
+	w.conf.afterFunc = func(_ time.Duration, f func()) interface{ Stop() bool } {
+		fire <- f
+		return stopNothing{}
+	}
+	asked, release, answered := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	cs, _ := w.session(sessionOpts{policy: WritesAsk, version: "2025-06-18",
-		elicit: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			defer close(answered)
+			close(asked)
 			<-release // the person answers only after the gateway gave up
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 		}})
+	go func() {
+		select {
+		case <-asked:
+			(<-fire)() // the confirm timeout, now
+		case <-ctx.Done():
+		}
+	}()
 	text, isError := callWrite(t, cs, confirmArgs)
 	wantRefused(t, text, isError, CodeNotConfirmed, "did not answer the confirmation within 50ms", "Nothing was sent")
 	close(release)
-	<-answered
+	select {
+	case <-answered:
+	case <-ctx.Done():
+		t.Fatal("the form was never answered")
+	}
 	// A read after the late answer: the server has read that answer by the time it serves
 	// this, since a session's messages are read in order.
-	if _, err := cs.CallTool(coreCtx(t), &mcp.CallToolParams{Name: "list_routines", Arguments: map[string]any{}}); err != nil {
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_routines", Arguments: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := w.sent(); n != 0 {
@@ -485,6 +504,10 @@ func TestConfirmTimeoutAndLateYes(t *testing.T) {
 	}
 	wantOutcomes(t, w, ConfirmTimedOut)
 }
+
+type stopNothing struct{}
+
+func (stopNothing) Stop() bool { return true }
 
 // A session that stops while its form is open sends nothing.
 func TestConfirmSessionClosingSendsNothing(t *testing.T) {
@@ -563,7 +586,7 @@ func TestConfirmPolicies(t *testing.T) {
 				t.Fatalf("listed %d tools, want the %d reads", len(list.Tools), len(ReadTools()))
 			}
 			for _, tl := range list.Tools {
-				if toolIndex[tl.Name].RequiresConfirmation {
+				if row, _ := ToolByName(tl.Name); row.RequiresConfirmation {
 					t.Fatalf("%s listed under --writes=off", tl.Name)
 				}
 			}

@@ -192,11 +192,6 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		var res mcp.Result
 		var err error
 		if known {
-			// This session's later calls can take the wire wrapper's fast path (see
-			// fastConn); the SDK has initialized the session, or it would not be here.
-			if ctr.Session != nil {
-				attachFast(ctr.Session.ID(), d)
-			}
 			if w := writeSessionFrom(ctx); w != nil && t.RequiresConfirmation {
 				st.ask = &askRound{w: w}
 				if !usesMultiRoundTrip(ctr.Session) {
@@ -281,24 +276,6 @@ func (d *dispatcher) record(ctx context.Context, name string, t *Tool, code, con
 	d.onCall(ctx, rec)
 }
 
-// fastCall is a tools/call of a known tool without the SDK: what middleware and handler do
-// together for it (call info, the tool run with every check, the result shape, the record).
-func (d *dispatcher) fastCall(ctx context.Context, t *Tool, raw json.RawMessage) *mcp.CallToolResult {
-	start := time.Now()
-	ctx = WithCallInfo(ctx, &CallInfo{})
-	payload, terr := runTool(ctx, d.api, t, raw)
-	var res *mcp.CallToolResult
-	code := ""
-	if terr != nil {
-		code = terr.Code
-		res = toolResult(terr, true)
-	} else {
-		res = toolResult(payload, false)
-	}
-	d.record(ctx, t.Name, t, code, "", start)
-	return res
-}
-
 func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var raw json.RawMessage
@@ -342,35 +319,6 @@ func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {
 		return toolResult(payload, false), nil
 	}
 }
-
-// CallTool runs the named tool of the package table with raw JSON arguments exactly as
-// tools/call does — arguments decoded, checked against the schema, the handler run, anything
-// that is not a *ToolError (an error or a panic) made internal_error — and returns the payload
-// for the result's text (the contract's error object when isError). It is the entry point for
-// a caller that serves tools/call without the SDK; ToolResult renders its answer.
-func CallTool(ctx context.Context, api API, name string, raw json.RawMessage) (payload any, isError bool) {
-	t, ok := toolIndex[name]
-	if !ok {
-		return errorPayload(InvalidArgument("Unknown tool '" + name + "'.")), true
-	}
-	v, terr := runTool(ctx, api, t, raw)
-	if terr != nil {
-		return errorPayload(terr), true
-	}
-	return v, false
-}
-
-// toolIndex finds the rows of the package table by name.
-var toolIndex = func() map[string]*Tool {
-	m := make(map[string]*Tool, len(Tools))
-	for i := range Tools {
-		m[Tools[i].Name] = &Tools[i]
-	}
-	return m
-}()
-
-// ToolResult renders a payload as the reference does (see toolResult).
-func ToolResult(payload any, isError bool) *mcp.CallToolResult { return toolResult(payload, isError) }
 
 // runTool decodes the arguments and runs the handler, turning anything that is not a
 // *ToolError (an error or a panic) into the reference's internal_error, never a stack trace.

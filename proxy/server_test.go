@@ -420,36 +420,3 @@ func TestInstructionsCarryTheRulesAModelNeeds(t *testing.T) {
 		t.Errorf("instructions have %d sentences; keep them to a few", n+1)
 	}
 }
-
-// CallTool, the entry point for serving tools/call without the SDK, answers exactly what the
-// MCP server does for the same call: same text, same isError, same checks before any request.
-func TestCallToolAnswersWhatToolsCallDoes(t *testing.T) {
-	api := newFakeAPI()
-	cs := coreConnect(t, NewServer(api, nil), Tools, "2025-06-18")
-	for _, c := range []struct{ name, args string }{
-		{"health", `{}`},
-		{"search_corpus", `{"query":"graphs","limit":2}`},
-		{"search_corpus", `{"query":["graphs"]}`},
-		{"get_routine", `{"routine_id":"1"}`},
-		{"list_executions", `{"status":"complete"}`},
-		{"update_settings", `{"group":"ai","settings":{"api_key":"sk-x"}}`},
-		{"nope", `{}`},
-		{"health", `[1]`},
-	} {
-		var args any
-		_ = json.Unmarshal([]byte(c.args), &args)
-		res, err := cs.CallTool(coreCtx(t), &mcp.CallToolParams{Name: c.name, Arguments: args})
-		if err != nil {
-			t.Fatalf("%s: %v", c.name, err)
-		}
-		payload, isError := CallTool(coreCtx(t), api, c.name, json.RawMessage(c.args))
-		direct := ToolResult(payload, isError)
-		if got, want := coreText(t, direct), coreText(t, res); got != want || direct.IsError != res.IsError {
-			t.Errorf("%s %s: direct %v %s\n  server %v %s", c.name, c.args, direct.IsError, got, res.IsError, want)
-		}
-	}
-	api.reset()
-	if _, isError := CallTool(coreCtx(t), api, "run_sweep", json.RawMessage(`{"query":"q","sources":"arxiv"}`)); !isError || len(api.requests()) != 0 {
-		t.Errorf("a refused call through CallTool: isError %v, %d requests", isError, len(api.requests()))
-	}
-}

@@ -85,15 +85,6 @@ func WithCallInfo(ctx context.Context, info *CallInfo) context.Context {
 	return context.WithValue(ctx, callInfoKey{}, &callInfoCell{info: info})
 }
 
-// CallInfoFrom returns the CallInfo carried by ctx, or nil. Read it once the call has
-// returned; while it runs, the call's own requests may still be writing to it.
-func CallInfoFrom(ctx context.Context) *CallInfo {
-	if c, _ := ctx.Value(callInfoKey{}).(*callInfoCell); c != nil {
-		return c.info
-	}
-	return nil
-}
-
 // updateCallInfo applies f to ctx's CallInfo, if it carries one, under that call's lock.
 func updateCallInfo(ctx context.Context, f func(*CallInfo)) {
 	if c, _ := ctx.Value(callInfoKey{}).(*callInfoCell); c != nil {
@@ -148,8 +139,8 @@ type Tool struct {
 
 // Run is the one way a tool is called: the arguments are checked against the row's own input
 // schema (type, enum, bounds; see checkArguments) and only then given to the handler, so no
-// request reaches the backend with an argument of the wrong type. The MCP server and any
-// direct caller (the daemon's fast path) go through here.
+// request reaches the backend with an argument of the wrong type. The MCP server's handler
+// calls it.
 func (t *Tool) Run(ctx context.Context, api API, args map[string]any) (any, error) {
 	if terr := checkArguments(t.Name, t.InputSchema, args); terr != nil {
 		return nil, terr

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,12 +51,7 @@ func (w *wireTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Fast-path calls run in a context with the session's values (the daemon's session, as
-	// the SDK's handlers get them) and end with the connection.
-	base, stop := context.WithCancel(context.WithoutCancel(ctx))
-	wc := &wireConn{Connection: c, t: w, inflight: map[jsonrpc.ID]inflight{}, id: newFastID(), base: base, stop: stop}
-	fastConns.Store(wc.id, wc)
-	return wc, nil
+	return &wireConn{Connection: c, t: w, inflight: map[jsonrpc.ID]inflight{}}, nil
 }
 
 // SupportsProtocolVersion forwards the inner transport's answer (mcp.ProtocolVersionSupporter).
@@ -82,7 +76,6 @@ const (
 type inflight struct {
 	kind      requestKind
 	cancelled bool
-	cancel    context.CancelFunc // a fast-path call's; nil for the SDK's
 }
 
 const methodCancelled = "notifications/cancelled"
@@ -99,21 +92,6 @@ type wireConn struct {
 	// legacy is set once initialize negotiated a protocol version that has no cache fields
 	// (every version before 2026-07-28; the stateless protocol has no initialize at all).
 	legacy bool
-	closed bool // under mu: Close was called; no more fast-path calls
-
-	// The fast path (wire_fast.go): the dispatcher once the middleware has seen this
-	// session, the id that finds this connection, and the context its calls run in.
-	fast   atomic.Pointer[dispatcher]
-	id     string
-	base   context.Context
-	stop   context.CancelFunc
-	fastWG sync.WaitGroup // fast-path calls in flight
-}
-
-// Close lets the fast path's calls finish, then closes the inner connection.
-func (c *wireConn) Close() error {
-	c.closeFast()
-	return c.Connection.Close()
 }
 
 // cacheFields are the SDK's cache-control fields on list results ("ttlMs", "cacheScope"). They
@@ -139,20 +117,11 @@ func (c *wireConn) noteProtocol(result json.RawMessage) {
 }
 
 func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		msg, err := c.Connection.Read(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.cancelFast() // the stream failed; a Close that ends reading waits instead
-			}
-			return msg, err
-		}
-		if req, ok := msg.(*jsonrpc.Request); ok && c.tryFast(req) {
-			continue // answered by the fast path; read the next message
-		}
+	msg, err := c.Connection.Read(ctx)
+	if err == nil {
 		c.track(msg)
-		return msg, nil
 	}
+	return msg, err
 }
 
 // track notes a request the SDK will serve, and a cancellation of any request in flight.
@@ -174,9 +143,6 @@ func (c *wireConn) track(msg jsonrpc.Message) {
 				if f, ok := c.inflight[id]; ok && f.kind != kindInitialize {
 					f.cancelled = true
 					c.inflight[id] = f
-					if f.cancel != nil {
-						f.cancel() // a fast-path call: its tool stops, like the SDK's would
-					}
 				}
 				c.mu.Unlock()
 			}

@@ -301,8 +301,8 @@ func TestWireCancelledToolCallGetsNoResponse(t *testing.T) {
 	wait(returned, "saw the cancellation")
 	p.send(`{"jsonrpc":"2.0","id":10,"method":"ping"}`)
 	p.send(`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"bibtex","arguments":{}}}`)
-	// Both are answered, in either order (a tools/call may take the fast path and overtake
-	// the SDK's ping; a client matches answers by id), and 9 never is.
+	// Both are answered, in either order (the SDK serves requests concurrently; a client
+	// matches answers by id), and 9 never is.
 	got := map[string]bool{}
 	for range 2 {
 		line, m := p.recv()

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Why the shim answers a request itself (the daemon that had it is gone).
@@ -86,7 +86,7 @@ func dupAnswers(c *call) [][]byte {
 	var out [][]byte
 	for range c.dups {
 		b := append([]byte(`{"jsonrpc":"2.0","id":`), c.id...)
-		out = append(out, append(b, `,"error":{"code":-32600,"message":"`+endpoint.MsgIDInFlight+`"}}`+"\n"...))
+		out = append(out, append(b, `,"error":{"code":-32600,"message":"`+sessionwire.MsgIDInFlight+`"}}`+"\n"...))
 	}
 	return out
 }

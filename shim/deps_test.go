@@ -14,13 +14,10 @@ import (
 func TestShimImportsOnlyStdlib(t *testing.T) {
 	allowed := []string{
 		"github.com/resmongw/resmongw/shim",
-		"github.com/resmongw/resmongw/shim/endpoint",
-		"github.com/resmongw/resmongw/paths",             // per-user locations (stdlib only)
-		"github.com/resmongw/resmongw/systemd",           // the unit's name, for service-aware autostart
-		"github.com/resmongw/resmongw/launchd",           // the agent's label
-		"github.com/resmongw/resmongw/internal/sockio",   // raw reads and writes of polled descriptors (stdlib only)
-		"github.com/resmongw/resmongw/internal/oneproc",  // stdio's one P from its start (stdlib only)
-		"github.com/resmongw/resmongw/internal/jsonscan", // where a JSON value ends (stdlib only)
+		"github.com/resmongw/resmongw/sessionwire",
+		"github.com/resmongw/resmongw/paths",   // per-user locations (stdlib only)
+		"github.com/resmongw/resmongw/systemd", // the unit's name, for service-aware autostart
+		"github.com/resmongw/resmongw/launchd", // the agent's label
 	}
 	allowedOn := map[string][]string{"darwin": {"golang.org/x/sys/unix"}}
 	for _, goos := range []string{"linux", "darwin"} {

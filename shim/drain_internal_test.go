@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // fakeDaemon accepts one connection, takes the preamble and one request, waits for the
@@ -43,7 +43,7 @@ func startFakeDaemon(t *testing.T, answer bool) (*fakeDaemon, *net.UnixConn) {
 		if _, err := br.ReadString('\n'); err != nil { // preamble
 			return
 		}
-		_, _ = c.Write(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, OK: true}))
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true}))
 		req, err := br.ReadString('\n')
 		if err != nil {
 			return

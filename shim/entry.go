@@ -13,10 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resmongw/resmongw/internal/oneproc"
-	"github.com/resmongw/resmongw/internal/sockio"
 	"github.com/resmongw/resmongw/paths"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Bounds on waiting. A harness such as Codex gives a server 10 s to answer initialize, so the
@@ -40,11 +38,6 @@ var hungDaemonWait = 10 * time.Minute
 func Main(args []string) int {
 	// One harness's lines, one at a time: a second P only adds threads and their stacks (and
 	// hand-offs between them) to a process that runs once per session.
-	if os.Getenv(oneproc.MarkerEnv) == "1" {
-		// internal/oneproc's exec: the runtime took the one P; nothing we start inherits it.
-		os.Unsetenv(oneproc.MarkerEnv)
-		os.Unsetenv("GOMAXPROCS")
-	}
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
@@ -73,7 +66,7 @@ func Main(args []string) int {
 	}
 	// An explicit socket means a private daemon, which the per-user service does not serve.
 	explicit := *socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
-	autostart := os.Getenv(endpoint.NoAutostartEnv) != "1"
+	autostart := os.Getenv(sessionwire.NoAutostartEnv) != "1"
 	if v := os.Getenv(ReconnectWaitEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -85,9 +78,9 @@ func Main(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	r := newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, sockio.FileReadWriter(polledStdout()))
+	r := newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, polledStdout())
 	r.writes = *writesFlag
-	return r.run(conn, sockio.FileReadWriter(polledStdin()))
+	return r.run(conn, polledStdin())
 }
 
 // FlagSet is stdio's flag set, for the CLI's help and parsing.
@@ -107,10 +100,10 @@ func flags() (fs *flag.FlagSet, socket, writes *string) {
 // exactly as at the start (connect: the service first, then a spawn).
 func redial(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	c, err := dial(path)
-	if err == nil || !endpoint.IsDown(err) {
+	if err == nil || !sessionwire.IsDown(err) {
 		return c, err
 	}
-	if endpoint.LockHolder(path) > 0 {
+	if sessionwire.LockHolder(path) > 0 {
 		return nil, err
 	}
 	return connect(path, autostart, viaService)
@@ -130,24 +123,24 @@ func fail(format string, a ...any) int {
 // and restart-loop); when that fails, the daemon is spawned directly.
 func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	conn, err := dial(path)
-	if err == nil || !endpoint.IsDown(err) {
+	if err == nil || !sessionwire.IsDown(err) {
 		return conn, err
 	}
 	if errors.Is(err, syscall.ENOENT) {
-		if pid := endpoint.LockHolder(path); pid > 0 {
+		if pid := sessionwire.LockHolder(path); pid > 0 {
 			// A daemon runs but its socket file was removed: it listens again shortly.
 			// Starting a second one would only fail on the lock.
-			if conn, err := dialUntil(path, relistenWait); err == nil || !endpoint.IsDown(err) {
+			if conn, err := dialUntil(path, relistenWait); err == nil || !sessionwire.IsDown(err) {
 				return conn, err
 			}
-			return nil, errors.New(endpoint.SocketGone(pid, path))
+			return nil, errors.New(sessionwire.SocketGone(pid, path))
 		}
 	}
 	if !autostart {
 		return nil, fmt.Errorf("the daemon is not running (no socket at %s); start it with 'resmongw serve' or install the service with 'resmongw install'", path)
 	}
 	if viaService && startService(os.Getenv) {
-		if conn, err := dialUntil(path, autostartWait); err == nil || !endpoint.IsDown(err) {
+		if conn, err := dialUntil(path, autostartWait); err == nil || !sessionwire.IsDown(err) {
 			return conn, err
 		}
 		// The service started but nobody listens (it may be crash-looping): spawn directly,
@@ -160,7 +153,7 @@ func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 	// Two shims may autostart at once; the daemons' flock picks one and the other exits, so we
 	// simply keep dialling whoever wins.
 	conn, err = dialUntil(path, autostartWait)
-	if err == nil || !endpoint.IsDown(err) {
+	if err == nil || !sessionwire.IsDown(err) {
 		return conn, err
 	}
 	why := ""
@@ -175,11 +168,11 @@ func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 // dialUntil waits, up to limit, for a daemon to serve path; any answer but "nobody serves
 // there" ends the wait at once.
 func dialUntil(path string, limit time.Duration) (*net.UnixConn, error) {
-	return endpoint.DialUntil(path, limit, endpoint.IsDown)
+	return sessionwire.DialUntil(path, limit, sessionwire.IsDown)
 }
 
-// dial is endpoint.Dial: the checked dial every client of the socket uses.
-func dial(path string) (*net.UnixConn, error) { return endpoint.Dial(path) }
+// dial is sessionwire.Dial: the checked dial every client of the socket uses.
+func dial(path string) (*net.UnixConn, error) { return sessionwire.Dial(path) }
 
 // closedEarly is what the daemon's silence means: it refuses peers of another user without a
 // word, and a daemon that is shutting down closes too.
@@ -215,9 +208,8 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	signal.Notify(pipes, syscall.SIGPIPE)
 	defer signal.Stop(pipes)
 
-	dc := newDaemonConn(conn)
-	r.conn, r.epoch = dc, 1
-	if err := sendPreamble(dc, r.ppid, r.writes); err != nil {
+	r.conn, r.epoch = conn, 1
+	if err := sendPreamble(conn, r.ppid, r.writes); err != nil {
 		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 			return fail(closedEarly)
 		}
@@ -227,11 +219,11 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	// after the preamble.
 	stdinDone := make(chan struct{})
 	go r.stdinLoop(stdin, stdinDone)
-	br, reply, err := readReply(dc)
+	br, reply, err := readReply(conn)
 	switch {
 	case err != nil && reply.Error == shuttingDown && r.dialer != nil && r.wait > 0:
 		// We reached a daemon as it stopped: it read nothing, so everything goes to the next.
-		if err := r.reconnect(&endpoint.Goodbye{Resmongw: "goodbye", Mode: endpoint.GoodbyeRestart}); err != nil {
+		if err := r.reconnect(&sessionwire.Goodbye{Resmongw: "goodbye", Mode: sessionwire.GoodbyeRestart}); err != nil {
 			r.holdStdin()
 			r.answerAll(nil, false)
 			return fail("%v", err)

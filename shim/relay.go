@@ -2,7 +2,6 @@ package shim
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -14,9 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // reconnectWait bounds how long the shim looks for a daemon after the one serving it went
@@ -29,21 +27,9 @@ var reconnectWait = 90 * time.Second
 // ReconnectWaitEnv overrides reconnectWait (a duration, like 30s).
 const ReconnectWaitEnv = "RESMONGW_RECONNECT_WAIT"
 
-// readBuffer is each direction's read buffer, and maxKeep the largest line buffer a reader
-// keeps between lines: a line past the buffer is assembled in a buffer of its own that grows
-// only as lines need it, and a huge one is not kept. The shim runs once per harness session,
-// so its memory counts per session: a request or a small answer fits the read buffer.
-const (
-	readBuffer = 4 << 10
-	maxKeep    = 64 << 10
-)
-
-// maxFree is how many answered calls a relay keeps for reuse: as many as a harness usually
-// has in flight, so that a call in steady state allocates nothing (no heap to collect).
-const maxFree = 8
-
-// maxToolNames bounds the tool names a relay keeps one string of.
-const maxToolNames = 64
+// readBuffer is each direction's read buffer. The shim runs once per harness session, so its
+// memory counts per session: a request or a small answer fits the read buffer.
+const readBuffer = 4 << 10
 
 // initializedLine is the notification replayed after initialize on a new daemon.
 var initializedLine = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
@@ -71,10 +57,9 @@ type relay struct {
 	wmu sync.Mutex
 
 	mu          sync.Mutex
-	conn        *daemonConn
+	conn        *net.UnixConn
 	epoch       int             // which connection conn is (1, 2, …)
 	pending     map[idKey]*call // requests the harness waits on
-	free        []*call         // answered calls, for reuse (at most maxFree)
 	notes       []*call         // notifications that could not be written yet
 	seq         uint64          // arrival order of harness lines
 	initLine    []byte          // the harness's initialize request, as it sent it
@@ -87,16 +72,13 @@ type relay struct {
 	stdinClosed bool
 	writes      string // --writes, sent in every preamble (a reconnected session keeps it)
 	ending      bool   // the session ends here: harness lines are no longer taken (holdStdin)
-
-	// toolNames holds one string per tool name the harness called (stdin's goroutine only).
-	toolNames map[string]string
 }
 
 // call is one request the harness sent and has not had answered.
 type call struct {
 	seq     uint64
 	key     idKey
-	id      []byte // as the harness wrote it (within line), for our own answers
+	id      []byte // as the harness wrote it, for our own answers
 	method  string
 	tool    string
 	line    []byte
@@ -112,13 +94,13 @@ type call struct {
 // event is the end of one connection's reading: an error (EOF, a reset) or a goodbye.
 type event struct {
 	epoch   int
-	goodbye *endpoint.Goodbye
+	goodbye *sessionwire.Goodbye
 	err     error
 }
 
 func newRelay(dialer func() (*net.UnixConn, error), stdout io.Writer) *relay {
 	return &relay{dialer: dialer, stdout: stdout, ppid: os.Getppid(), events: make(chan event, 4),
-		pending: map[idKey]*call{}, wait: reconnectWait, toolNames: map[string]string{}}
+		pending: map[idKey]*call{}, wait: reconnectWait}
 }
 
 // retrySafe reports whether c may be sent once more after a daemon went away under it: every
@@ -128,44 +110,16 @@ func (r *relay) retrySafe(c *call) bool {
 	return c.method != "tools/call" || r.readTools[c.tool]
 }
 
-// toolName is a tool's name from its JSON string, one string per distinct name.
-func (r *relay) toolName(v []byte) string {
-	if s, ok := r.toolNames[string(v)]; ok {
-		return s
-	}
-	s := stringValue(v)
-	if len(r.toolNames) < maxToolNames {
-		r.toolNames[string(v)] = s
-	}
-	return s
-}
-
-// newCall is a call for a request line, reusing an answered one's memory. Under r.mu.
+// newCall is a call for a request line. Under r.mu.
 func (r *relay) newCall(line []byte, m msgInfo, k idKey) *call {
-	var c *call
-	if n := len(r.free); n > 0 {
-		c, r.free = r.free[n-1], r.free[:n-1]
-		*c = call{line: c.line[:0]}
-	} else {
-		c = &call{}
-	}
-	c.line = append(c.line, line...)
-	off := cap(line) - cap(m.id) // m.id lies within line
-	c.seq, c.key, c.id, c.method, c.tool = r.seq, k, c.line[off:off+len(m.id)], m.method, m.tool
-	return c
+	return &call{seq: r.seq, key: k, id: slices.Clone(m.id), method: m.method, tool: m.tool, line: slices.Clone(line)}
 }
 
 // answered settles the call the daemon answered under id (raw): out of pending, or, while
 // requests that reused its id are owed their refusals (refusal: this answer is one), kept for
 // them. Under r.mu.
 func (r *relay) answered(raw []byte, refusal bool) {
-	var c *call
-	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		// A plain string id (the daemon's own encoding of it): looked up without a copy.
-		c = r.pending[idKey{kind: 's', s: string(raw[1 : len(raw)-1])}]
-	} else {
-		c = r.pending[keyOf(raw)]
-	}
+	c := r.pending[keyOf(raw)]
 	if c == nil {
 		return
 	}
@@ -182,30 +136,6 @@ func (r *relay) answered(raw []byte, refusal bool) {
 	}
 	delete(r.pending, c.key)
 	r.initDone = r.initDone || c.key == r.initKey
-	if len(r.free) < maxFree && cap(c.line) <= maxKeep {
-		r.free = append(r.free, c)
-	}
-}
-
-// readLine reads one line, "\n" included, into *buf (reused). A last line without one is
-// returned with the error.
-func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
-	if cap(*buf) > maxKeep {
-		*buf = nil
-	}
-	line := (*buf)[:0]
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if err == nil {
-			*buf = line
-			return line, nil
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			*buf = line
-			return line, err
-		}
-	}
 }
 
 // toHarness writes one line to the harness.
@@ -276,20 +206,22 @@ func (r *relay) fromHarness(line []byte, m msgInfo, ok bool) {
 // stdinLoop relays the harness's lines until stdin ends, then half-closes the daemon
 // connection so the daemon sees the end of the session.
 func (r *relay) stdinLoop(stdin io.Reader, done chan<- struct{}) {
-	br := bufio.NewReaderSize(stdin, readBuffer)
-	var buf []byte
+	lines := sessionwire.NewLineReader(bufio.NewReaderSize(stdin, readBuffer), sessionwire.MaxRequestLine)
 	for {
-		line, err := readLine(br, &buf)
-		if len(line) > 0 {
-			if line[len(line)-1] != '\n' {
-				line = append(line, '\n')
-			}
-			m, ok := scanWith(line, r.toolName)
-			r.fromHarness(line, m, ok)
+		line, err := lines.ReadLine()
+		if errors.Is(err, sessionwire.ErrLineTooLong) {
+			// Refused here, as the daemon would refuse it: it never reaches the socket.
+			_ = r.toHarness(sessionwire.LineTooLongAnswer(lines.Limit()))
+			continue
 		}
 		if err != nil {
 			break
 		}
+		if line[len(line)-1] != '\n' {
+			line = append(line, '\n')
+		}
+		m, ok := scanMessage(line)
+		r.fromHarness(line, m, ok)
 	}
 	r.wmu.Lock()
 	r.mu.Lock()
@@ -305,16 +237,18 @@ func (r *relay) stdinLoop(stdin io.Reader, done chan<- struct{}) {
 // how it ended on r.events. Only whole lines are relayed, so a daemon that dies mid-answer
 // leaves no half line on the harness's stdout for our own answer to follow.
 func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
-	var buf []byte
+	lines := sessionwire.NewLineReader(br, sessionwire.MaxAnswerLine)
 	for {
-		line, err := readLine(br, &buf)
+		line, err := lines.ReadLine()
+		if err == nil && line[len(line)-1] != '\n' {
+			err = io.ErrUnexpectedEOF // half a line: the daemon died writing it
+		}
 		if err != nil {
 			r.events <- event{epoch: epoch, err: err}
 			return
 		}
-		if g, ok := endpoint.ParseGoodbye(line); ok {
-			gb := g // a copy made here: g itself would move to the heap for every line
-			r.events <- event{epoch: epoch, goodbye: &gb}
+		if g, ok := sessionwire.ParseGoodbye(line); ok {
+			r.events <- event{epoch: epoch, goodbye: &g}
 			return
 		}
 		if m, ok := scanMessage(line); ok && m.response && m.id != nil {
@@ -335,11 +269,11 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 }
 
 // sendPreamble opens a session on conn.
-func sendPreamble(conn *daemonConn, ppid int, writes string) error {
-	pre := endpoint.NewPreamble(endpoint.KindMCP, os.Getenv, parentArgv0(ppid))
-	pre.Session = endpoint.SessionProtocol
+func sendPreamble(conn *net.UnixConn, ppid int, writes string) error {
+	pre := sessionwire.NewPreamble(sessionwire.KindMCP, os.Getenv, parentArgv0(ppid))
+	pre.Session = sessionwire.SessionProtocol
 	pre.Writes = writes
-	_, err := conn.Write(endpoint.Line(pre))
+	_, err := conn.Write(sessionwire.Line(pre))
 	return err
 }
 
@@ -353,14 +287,14 @@ type helloError struct {
 func (e *helloError) Error() string { return e.msg }
 
 // readReply reads the daemon's reply to the preamble.
-func readReply(conn *daemonConn) (*bufio.Reader, endpoint.Reply, error) {
+func readReply(conn *net.UnixConn) (*bufio.Reader, sessionwire.Reply, error) {
 	br := bufio.NewReaderSize(conn, readBuffer)
 	_ = conn.SetReadDeadline(time.Now().Add(replyWait))
-	reply, err := endpoint.ReadReply(br)
+	reply, err := sessionwire.ReadReply(br)
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
 		return nil, reply, &helloError{closedEarly, true}
-	case errors.Is(err, endpoint.ErrNotAReply):
+	case errors.Is(err, sessionwire.ErrNotAReply):
 		return nil, reply, &helloError{fmt.Sprintf("unexpected first line from the daemon (is %s a resmongw socket?)", conn.RemoteAddr()), false}
 	case err != nil:
 		return nil, reply, &helloError{fmt.Sprintf("no answer from the daemon: %v", err), true}
@@ -376,8 +310,8 @@ func readReply(conn *daemonConn) (*bufio.Reader, endpoint.Reply, error) {
 const shuttingDown = "the daemon is shutting down"
 
 // agree takes what the daemon's reply says about the session protocol. Under r.mu.
-func (r *relay) agree(reply endpoint.Reply) {
-	r.session = min(reply.Session, endpoint.SessionProtocol)
+func (r *relay) agree(reply sessionwire.Reply) {
+	r.session = min(reply.Session, sessionwire.SessionProtocol)
 	r.readTools = map[string]bool{}
 	if r.session >= 1 {
 		for _, t := range reply.ReadTools {
@@ -395,7 +329,7 @@ func (r *relay) daemonGone(ev event) (code int, done bool) {
 	if closed && owed == 0 {
 		return 0, true // the harness hung up and has every answer: the normal end
 	}
-	if ev.goodbye != nil && ev.goodbye.Mode == endpoint.GoodbyeStop {
+	if ev.goodbye != nil && ev.goodbye.Mode == sessionwire.GoodbyeStop {
 		r.holdStdin()
 		r.answerAll(ev.goodbye, true)
 		if closed {
@@ -439,14 +373,14 @@ func (r *relay) holdStdin() {
 }
 
 // started reports whether the daemon that ended with gb (nil: it died) may have started c.
-func started(c *call, gb *endpoint.Goodbye, abandoned map[idKey]bool) bool {
+func started(c *call, gb *sessionwire.Goodbye, abandoned map[idKey]bool) bool {
 	if c.epoch == 0 {
 		return false
 	}
 	return gb == nil || abandoned[c.key]
 }
 
-func abandonedKeys(gb *endpoint.Goodbye) map[idKey]bool {
+func abandonedKeys(gb *sessionwire.Goodbye) map[idKey]bool {
 	m := map[idKey]bool{}
 	if gb != nil {
 		for _, id := range gb.Abandoned {
@@ -457,7 +391,7 @@ func abandonedKeys(gb *endpoint.Goodbye) map[idKey]bool {
 }
 
 // answerAll answers every request still owed, for a session that ends here.
-func (r *relay) answerAll(gb *endpoint.Goodbye, stopped bool) {
+func (r *relay) answerAll(gb *sessionwire.Goodbye, stopped bool) {
 	abandoned := abandonedKeys(gb)
 	r.mu.Lock()
 	var out [][]byte
@@ -496,7 +430,7 @@ func (r *relay) sorted() []*call {
 // again), a read is sent once more, and a read already sent twice is answered. Calls it never
 // started (a goodbye says which) simply go to the new daemon, as do those the harness sends
 // meanwhile (they wait in its pipe: we do not read stdin during the reconnect).
-func (r *relay) reconnect(gb *endpoint.Goodbye) error {
+func (r *relay) reconnect(gb *sessionwire.Goodbye) error {
 	r.mu.Lock()
 	old := r.conn
 	r.mu.Unlock()
@@ -587,16 +521,15 @@ func (r *relay) reconnect(gb *endpoint.Goodbye) error {
 // redial connects to a daemon (starting one if need be) and opens the session, retrying
 // within reconnectWait while none takes it. A socket we refuse to trust, or a daemon that
 // refuses us for good, ends the attempt at once.
-func (r *relay) redial() (*daemonConn, *bufio.Reader, endpoint.Reply, error) {
+func (r *relay) redial() (*net.UnixConn, *bufio.Reader, sessionwire.Reply, error) {
 	deadline := time.Now().Add(r.wait)
 	backoff := 20 * time.Millisecond
 	for {
-		uc, err := r.dialer()
+		conn, err := r.dialer()
 		if err == nil {
-			conn := newDaemonConn(uc)
 			if err = sendPreamble(conn, r.ppid, r.writes); err == nil {
 				var br *bufio.Reader
-				var reply endpoint.Reply
+				var reply sessionwire.Reply
 				if br, reply, err = readReply(conn); err == nil {
 					return conn, br, reply, nil
 				}
@@ -604,13 +537,13 @@ func (r *relay) redial() (*daemonConn, *bufio.Reader, endpoint.Reply, error) {
 			conn.Close()
 			var he *helloError
 			if errors.As(err, &he) && !he.retry {
-				return nil, nil, endpoint.Reply{}, fmt.Errorf("reconnecting after the daemon went away: %v", err)
+				return nil, nil, sessionwire.Reply{}, fmt.Errorf("reconnecting after the daemon went away: %v", err)
 			}
-		} else if errors.Is(err, endpoint.ErrRefused) {
-			return nil, nil, endpoint.Reply{}, err
+		} else if errors.Is(err, sessionwire.ErrRefused) {
+			return nil, nil, sessionwire.Reply{}, err
 		}
 		if time.Now().After(deadline) {
-			return nil, nil, endpoint.Reply{}, fmt.Errorf("the daemon went away and none came back within %v (%v)", r.wait, err)
+			return nil, nil, sessionwire.Reply{}, fmt.Errorf("the daemon went away and none came back within %v (%v)", r.wait, err)
 		}
 		time.Sleep(backoff)
 		backoff = min(2*backoff, 500*time.Millisecond)

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 func TestScanMessage(t *testing.T) {
@@ -53,6 +55,18 @@ type scripted struct {
 	t     *testing.T
 	conns chan *fakeConn
 	path  string
+
+	mu  sync.Mutex
+	all []net.Conn // every connection accepted, closed when the test ends
+}
+
+// closeAll ends every connection the fake daemon accepted.
+func (s *scripted) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.all {
+		_ = c.Close()
+	}
 }
 
 type fakeConn struct {
@@ -75,6 +89,9 @@ func newScripted(t *testing.T) *scripted {
 				return
 			}
 			_ = c.SetDeadline(time.Now().Add(time.Minute))
+			s.mu.Lock()
+			s.all = append(s.all, c)
+			s.mu.Unlock()
 			s.conns <- &fakeConn{c: c, br: bufio.NewReader(c)}
 		}
 	}()
@@ -91,15 +108,15 @@ func (s *scripted) next(session int) *fakeConn {
 	case <-time.After(30 * time.Second):
 		s.t.Fatal("the shim did not connect")
 	}
-	var pre endpoint.Preamble
-	if err := json.Unmarshal([]byte(fc.line(s.t)), &pre); err != nil || pre.Session != endpoint.SessionProtocol {
+	var pre sessionwire.Preamble
+	if err := json.Unmarshal([]byte(fc.line(s.t)), &pre); err != nil || pre.Session != sessionwire.SessionProtocol {
 		s.t.Fatalf("preamble %+v (%v)", pre, err)
 	}
-	reply := endpoint.Reply{Resmongw: endpoint.Protocol, OK: true}
+	reply := sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true}
 	if session > 0 {
 		reply.Session, reply.ReadTools = session, []string{"health"}
 	}
-	fc.write(s.t, string(endpoint.Line(reply)))
+	fc.write(s.t, string(sessionwire.Line(reply)))
 	return fc
 }
 
@@ -149,11 +166,30 @@ func startRelay(t *testing.T, s *scripted) (*harness, *fakeConn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRelay(func() (*net.UnixConn, error) { return dial(s.path) }, outW)
+	// When the test is over no daemon takes the relay back, so it ends at once instead of
+	// outliving the test (and writing to stderr while the next test owns it).
+	var over atomic.Bool
+	r := newRelay(func() (*net.UnixConn, error) {
+		if over.Load() {
+			return nil, sessionwire.ErrRefused
+		}
+		return dial(s.path)
+	}, outW)
 	r.wait = 5 * time.Second
-	go func() { h.code <- r.run(conn, inR) }()
-	t.Cleanup(func() { inW.Close(); outR.Close() })
-	return h, s.next(endpoint.SessionProtocol)
+	done := make(chan struct{})
+	go func() { h.code <- r.run(conn, inR); close(done) }()
+	t.Cleanup(func() {
+		over.Store(true)
+		inW.Close()
+		outR.Close()
+		s.closeAll()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("the relay did not end after its test")
+		}
+	})
+	return h, s.next(sessionwire.SessionProtocol)
 }
 
 func (h *harness) send(t *testing.T, line string) {
@@ -215,7 +251,7 @@ func TestRelayCrashAnswersWritesRetriesReadsAndReplays(t *testing.T) {
 	if got := h.next(t); !strings.Contains(got, `"id":3,`) || !strings.Contains(got, `whether it took effect is unknown`) || !strings.Contains(got, `"isError":true`) {
 		t.Fatalf("the write in flight: %q", got)
 	}
-	d2 := s.next(endpoint.SessionProtocol)
+	d2 := s.next(sessionwire.SessionProtocol)
 	h.send(t, laterReq) // waits in the pipe until the replay is done
 	replay := d2.line(t)
 	var m map[string]json.RawMessage
@@ -240,7 +276,7 @@ func TestRelayCrashAnswersWritesRetriesReadsAndReplays(t *testing.T) {
 	h.send(t, strings.Replace(readReq, `"id":2`, `"id":5`, 1))
 	d2.line(t)
 	d2.c.Close()
-	d3 := s.next(endpoint.SessionProtocol)
+	d3 := s.next(sessionwire.SessionProtocol)
 	d3.line(t)                              // the replay
 	d3.line(t)                              // initialized
 	if got := d3.line(t); got != laterReq { // unanswered on d2, sent there once: once more
@@ -269,12 +305,12 @@ func TestRelayGoodbyeSendsUnstartedCallsOn(t *testing.T) {
 	h.send(t, abandoned)
 	d1.line(t)
 	d1.line(t)
-	d1.write(t, string(endpoint.GoodbyeLine(endpoint.GoodbyeRestart, []json.RawMessage{json.RawMessage("6")})))
+	d1.write(t, string(sessionwire.GoodbyeLine(sessionwire.GoodbyeRestart, []json.RawMessage{json.RawMessage("6")})))
 	d1.c.Close()
 	if got := h.next(t); !strings.Contains(got, `"id":6,`) || !strings.Contains(got, "unknown") {
 		t.Fatalf("the abandoned write: %q", got)
 	}
-	d2 := s.next(endpoint.SessionProtocol)
+	d2 := s.next(sessionwire.SessionProtocol)
 	d2.line(t) // replay
 	d2.line(t) // initialized
 	if got := d2.line(t); got != writeReq {
@@ -293,7 +329,7 @@ func TestRelayGoodbyeStopEndsTheSession(t *testing.T) {
 	openSession(t, h, d1)
 	h.send(t, writeReq)
 	d1.line(t)
-	d1.write(t, string(endpoint.GoodbyeLine(endpoint.GoodbyeStop, nil)))
+	d1.write(t, string(sessionwire.GoodbyeLine(sessionwire.GoodbyeStop, nil)))
 	if got := h.next(t); !strings.Contains(got, `"id":3,`) || !strings.Contains(got, "was not sent and nothing was done") {
 		t.Fatalf("the call left at the stop: %q", got)
 	}
@@ -358,9 +394,9 @@ func TestRelayFirstDaemonShuttingDownGoesToTheNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	d1.line(t) // the request, which this daemon will never read
-	d1.write(t, string(endpoint.Line(endpoint.Reply{Resmongw: endpoint.Protocol, Error: shuttingDown})))
+	d1.write(t, string(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: shuttingDown})))
 	d1.c.Close()
-	d2 := s.next(endpoint.SessionProtocol)
+	d2 := s.next(sessionwire.SessionProtocol)
 	if got := d2.line(t); got != initReq {
 		t.Fatalf("the next daemon got %q, want the harness's initialize", got)
 	}
@@ -377,7 +413,7 @@ func TestEndingSessionTakesNoRequest(t *testing.T) {
 	}
 	d := <-s.conns
 	r := newRelay(nil, io.Discard)
-	r.conn, r.epoch = newDaemonConn(conn), 1
+	r.conn, r.epoch = conn, 1
 	r.holdStdin()
 	r.answerAll(nil, false) // what daemonGone does next; then the shim exits
 	line := []byte(testkit.ToolCall("5", "health", "") + "\n")
@@ -411,7 +447,7 @@ func TestRelayDuplicateIDKeepsTheFirstRequest(t *testing.T) {
 		t.Fatalf("the write in flight, after its id was reused: %q", got)
 	}
 
-	d2 := s.next(endpoint.SessionProtocol)
+	d2 := s.next(sessionwire.SessionProtocol)
 	replay := d2.line(t)
 	var m map[string]json.RawMessage
 	if json.Unmarshal([]byte(replay), &m) != nil {
@@ -430,7 +466,7 @@ func TestRelayDuplicateIDKeepsTheFirstRequest(t *testing.T) {
 	if got := h.next(t); !strings.Contains(got, `"id":2,"error":{"code":-32600`) {
 		t.Fatalf("the refusal the daemon never wrote: %q", got)
 	}
-	d3 := s.next(endpoint.SessionProtocol)
+	d3 := s.next(sessionwire.SessionProtocol)
 	d3.line(t) // the replay
 	d3.line(t) // initialized
 	if got := d3.line(t); got != readReq {

@@ -19,7 +19,7 @@ import (
 	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/resmonsim"
-	"github.com/resmongw/resmongw/shim/endpoint"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // demoName is the server name the demo's harness lines use, so they never replace a real
@@ -133,7 +133,7 @@ func demoCalls(ctx context.Context, w io.Writer, exe string, env []string) (_ *m
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.Command(exe, "stdio")
-	cmd.Env = append(minimalEnv(), append(env, endpoint.NoAutostartEnv+"=1")...)
+	cmd.Env = append(minimalEnv(), append(env, sessionwire.NoAutostartEnv+"=1")...)
 	client := mcp.NewClient(&mcp.Implementation{Name: "resmongw-demo", Version: daemon.Version}, nil)
 	// The session outlives cctx (which bounds the calls), so it is connected on ctx.
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)

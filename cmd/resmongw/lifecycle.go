@@ -12,8 +12,8 @@ import (
 	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/paths"
+	"github.com/resmongw/resmongw/sessionwire"
 	"github.com/resmongw/resmongw/shim"
-	"github.com/resmongw/resmongw/shim/endpoint"
 )
 
 // Bounds of start, stop and restart.
@@ -75,7 +75,7 @@ func newLifecycle(socketFlag string, stdout, stderr io.Writer) (*lifecycle, erro
 }
 
 func (l *lifecycle) dryRun(verb string) int {
-	if pid := endpoint.LockHolder(l.socket); pid > 0 && verb != "start" {
+	if pid := sessionwire.LockHolder(l.socket); pid > 0 && verb != "start" {
 		fmt.Fprintf(l.stdout, "would ask the daemon at %s (pid %d) to %s, and wait for it to exit\n", l.socket, pid, verb)
 	}
 	switch {
@@ -107,7 +107,7 @@ func (l *lifecycle) ask(kind string) (ran bool, code int) {
 func (l *lifecycle) stop() int {
 	// The daemon first, asked to stop: its sessions end. A service stop alone would send
 	// SIGTERM, which sessions take for a restart and reconnect through.
-	ran, code := l.ask(endpoint.KindStop)
+	ran, code := l.ask(sessionwire.KindStop)
 	if code != 0 {
 		return code
 	}
@@ -121,7 +121,7 @@ func (l *lifecycle) stop() int {
 }
 
 func (l *lifecycle) restart() int {
-	if _, code := l.ask(endpoint.KindRestart); code != 0 {
+	if _, code := l.ask(sessionwire.KindRestart); code != 0 {
 		return code
 	}
 	// Sessions' shims reconnect and may start a daemon themselves meanwhile; whichever
@@ -130,7 +130,7 @@ func (l *lifecycle) restart() int {
 }
 
 func (l *lifecycle) start() int {
-	if pid := endpoint.LockHolder(l.socket); pid > 0 && daemon.WaitServing(l.socket, 0) == nil {
+	if pid := sessionwire.LockHolder(l.socket); pid > 0 && daemon.WaitServing(l.socket, 0) == nil {
 		fmt.Fprintf(l.stdout, "resmongw is already running (pid %d) at %s\n", pid, l.socket)
 		return 0
 	}
@@ -159,7 +159,7 @@ func (l *lifecycle) startNew(idle bool) int {
 	} else if idle {
 		how += fmt.Sprintf(" (it exits after %s without sessions; $%s sets that)", idleLabel(), shim.ExitWhenIdleEnv)
 	}
-	fmt.Fprintf(l.stdout, "started the daemon (pid %d) %s at %s\n", endpoint.LockHolder(l.socket), how, l.socket)
+	fmt.Fprintf(l.stdout, "started the daemon (pid %d) %s at %s\n", sessionwire.LockHolder(l.socket), how, l.socket)
 	return 0
 }
 
@@ -182,14 +182,14 @@ func installCmd(stdout, stderr io.Writer) *cobra.Command {
 			dry, _ := cmd.Flags().GetBool("dry-run")
 			noStart, _ := cmd.Flags().GetBool("no-start")
 			socket, err := paths.DefaultSocket(os.Getenv)
-			if dry || noStart || err != nil || endpoint.LockHolder(socket) == 0 {
+			if dry || noStart || err != nil || sessionwire.LockHolder(socket) == 0 {
 				return done(packaging.ServiceMain("install", passArgs(cmd, args), stdout, stderr))
 			}
 			if code := packaging.ServiceMain("install", []string{"--no-start"}, stdout, stderr); code != 0 {
 				return exitCode(code)
 			}
 			l := &lifecycle{socket: socket, service: true, stdout: stdout, stderr: stderr}
-			if _, code := l.ask(endpoint.KindRestart); code != 0 {
+			if _, code := l.ask(sessionwire.KindRestart); code != 0 {
 				return exitCode(code)
 			}
 			return done(l.startNew(false))

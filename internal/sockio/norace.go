@@ -1,6 +1,0 @@
-//go:build !race || !linux
-
-package sockio
-
-func released(uintptr) {}
-func acquired(uintptr) {}

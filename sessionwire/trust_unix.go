@@ -1,0 +1,106 @@
+//go:build linux || darwin
+
+package sessionwire
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// DirFault is what the socket directory's rule finds wrong with a directory.
+type DirFault int
+
+const (
+	DirOK               DirFault = iota
+	DirNotReal                   // a symlink, or not a directory
+	DirOwnerUnknown              // its owner cannot be read
+	DirOtherOwner                // another user owns it
+	DirWritableByOthers          // group- or other-writable
+)
+
+// CheckSocketDir is the one rule for the socket's directory, applied by the daemon before it
+// listens there (daemon.privateDir) and by every client before it writes a byte there
+// (checkSocketDir): a real directory (not a symlink), owned by us, writable by nobody else.
+// Otherwise another user could have put the socket there, or could replace ours. One rule,
+// so a genuine daemon's socket always passes the clients' check. fi is dir's, for messages;
+// err is Lstat's (the fault is then DirOK and means nothing).
+func CheckSocketDir(dir string) (DirFault, os.FileInfo, error) {
+	fi, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return DirOK, nil, err
+	case fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir():
+		return DirNotReal, fi, nil
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !ok:
+		return DirOwnerUnknown, fi, nil
+	case int(st.Uid) != os.Getuid():
+		return DirOtherOwner, fi, nil
+	case fi.Mode().Perm()&0o022 != 0:
+		return DirWritableByOthers, fi, nil
+	}
+	return DirOK, fi, nil
+}
+
+// checkSocketDir refuses a socket whose directory fails CheckSocketDir. A missing directory
+// is no refusal: nobody serves there (the shim's autostart creates it privately).
+func checkSocketDir(socket string) error {
+	dir := filepath.Dir(socket)
+	fault, fi, err := CheckSocketDir(dir)
+	if err != nil {
+		return err // ENOENT reads as "daemon down" to the caller
+	}
+	switch fault {
+	case DirNotReal:
+		return refusef("refusing the socket %s: its directory %s is not a real directory (a symlink or a file); nothing was sent", socket, dir)
+	case DirOwnerUnknown:
+		return refusef("refusing the socket %s: cannot read the owner of %s; nothing was sent", socket, dir)
+	case DirOtherOwner:
+		return refusef("refusing the socket %s: its directory %s belongs to uid %d, not to you (uid %d), so another user may run it; nothing was sent", socket, dir, fi.Sys().(*syscall.Stat_t).Uid, os.Getuid())
+	case DirWritableByOthers:
+		return refusef("refusing the socket %s: its directory %s is writable by others (mode %04o), so another user may have put it there; nothing was sent (use a private directory: chmod 700 %s)", socket, dir, fi.Mode().Perm()|modeSticky(fi), dir)
+	}
+	return nil
+}
+
+// modeSticky adds the sticky bit to the printed mode (1777 is how people know /tmp).
+func modeSticky(fi os.FileInfo) os.FileMode {
+	if fi.Mode()&os.ModeSticky != 0 {
+		return 0o1000
+	}
+	return 0
+}
+
+// checkPeer refuses a daemon that runs as another user: the kernel's record of who listens
+// on the socket (PeerCred), read before we write a single byte.
+func checkPeer(c *net.UnixConn, socket string) error {
+	uid, _, err := PeerCred(c)
+	if err != nil {
+		return refusef("refusing the socket %s: cannot read its peer's credentials (%v); nothing was sent", socket, err)
+	}
+	if me := os.Getuid(); uid != me {
+		return refusef("refusing the socket %s: it is served by uid %d, not by you (uid %d); nothing was sent", socket, uid, me)
+	}
+	return nil
+}
+
+// peerCredFrom runs read on the connection's descriptor; the platforms differ only in the
+// socket options read reads.
+func peerCredFrom(c *net.UnixConn, read func(fd int) (uid, pid int, err error)) (uid, pid int, err error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return -1, 0, err
+	}
+	var rerr error
+	if err := rc.Control(func(fd uintptr) { uid, pid, rerr = read(int(fd)) }); err != nil {
+		return -1, 0, err
+	}
+	if rerr != nil {
+		return -1, 0, rerr
+	}
+	return uid, pid, nil
+}
