@@ -85,6 +85,10 @@ type daemon struct {
 	nextID   atomic.Uint64
 	idle     *idleExit      // the autostarted daemon's idle timer (idle.go); nil when it stays
 	wg       sync.WaitGroup // connection handlers; Add only under mu while conns != nil
+
+	// logProblem says why the log file could not be opened ("" when logFile is in use); the
+	// daemon then logs to stderr.
+	logProblem string
 }
 
 // stopMode says what open sessions are told when the daemon goes away.
