@@ -360,16 +360,23 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	d.mu.Lock()
 	closing := d.closing
 	d.mu.Unlock()
-	var t *target
-	if !closing { // a session accepted as the stop began would end unannounced: refuse it now
-		t = d.targets.acquire(env)
+	// A session accepted as the stop began would end unannounced: refuse it now. The shim
+	// tries again on errShuttingDown (shim.shuttingDown), and reaches the next daemon; any
+	// other refusal is the shim's one line on its harness's log.
+	t, err := (*target)(nil), errShuttingDown
+	if !closing {
+		t, err = d.targets.acquire(env)
 	}
-	if t == nil {
-		// The shim tries again (shim.shuttingDown), and reaches the next daemon.
-		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: "the daemon is shutting down"}))
+	if err != nil {
+		d.log.Warn("session refused", zap.Int("pid", pid), zap.Error(err))
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
 		return
 	}
-	defer d.targets.release(t)
+	// The target is released before the session leaves d.sessions, so that once status
+	// shows a session gone, its target is idle (and can make room for another).
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { d.targets.release(t) }) }
+	defer release()
 	policy, err := proxy.ParseWritePolicy(pre.Writes)
 	if err != nil {
 		// Never a session under a policy we did not understand: the shim says why and exits.
@@ -408,6 +415,7 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session),
 		zap.String("writes", string(policy)))
 	err = ss.Wait()
+	release()
 	d.log.Info("session closed", zap.Uint64("session", s.ID), zap.String("target", t.key), zap.Error(ignoreClosed(err)))
 }
 

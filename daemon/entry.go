@@ -35,6 +35,10 @@ type Config struct {
 	LogFile    string        // "" = paths.LogFile(socket): beside the socket
 	Foreground bool          // also log to stderr
 	TargetIdle time.Duration // how long a target outlives its last session; 0 = 5m
+	// MaxTargets bounds the distinct targets (harness environments naming a resmon) kept at
+	// once; 0 = DefaultMaxTargets. Idle targets make room first; past it, with none idle, a
+	// new session is refused with the reason.
+	MaxTargets int
 	// RequestTimeout bounds one backend request; 0 = $RESMONGW_REQUEST_TIMEOUT, else the
 	// proxy's default.
 	RequestTimeout time.Duration
@@ -59,6 +63,7 @@ func ServeFlags(c *Config) *flag.FlagSet {
 	fs.StringVar(&c.LogFile, "log-file", "", "log file (default: beside the socket, named after it: mcp.sock → mcp.log)")
 	fs.BoolVar(&c.Foreground, "foreground", false, "also log to stderr (default when stderr is a terminal)")
 	fs.DurationVar(&c.TargetIdle, "target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
+	fs.IntVar(&c.MaxTargets, "max-targets", DefaultMaxTargets, "most distinct resmon targets (harness environments) served at once; idle ones make room first")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 0, "how long one backend request may take, body included (default: $"+RequestTimeoutEnv+", else "+proxy.DefaultRequestTimeout.String()+")")
 	fs.DurationVar(&c.RetryWait, "retry-wait", 0, "how long a read whose backend went away waits for a new one (default "+proxy.DefaultRetryWait.String()+")")
 	fs.DurationVar(&c.ConfirmTimeout, "confirm-timeout", proxy.DefaultConfirmTimeout, "how long the question before a write waits for the person's answer; no answer sends nothing")
@@ -109,6 +114,13 @@ func New(c Config) (*Server, error) {
 	if c.ExitWhenIdle < 0 {
 		return nil, errUsage{errors.New("--exit-when-idle must not be negative")}
 	}
+	if c.MaxTargets < 0 {
+		return nil, errUsage{errors.New("--max-targets must not be negative")}
+	}
+	maxTargets := c.MaxTargets
+	if maxTargets == 0 {
+		maxTargets = DefaultMaxTargets
+	}
 	idleTTL := c.TargetIdle
 	if idleTTL == 0 {
 		idleTTL = 5 * time.Minute
@@ -139,6 +151,7 @@ func New(c Config) (*Server, error) {
 		d.logProblem = logErr.Error()
 		log.Warn("the log file cannot be opened; logging to stderr", zap.Error(logErr))
 	}
+	d.targets.max = maxTargets
 	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
 }
 
@@ -164,7 +177,7 @@ func (s *Server) Listen() (*net.UnixListener, error) {
 		d.log.Error("socket directory", zap.Error(err))
 		return nil, err
 	}
-	lock, err := acquireLock(paths.LockFile(d.socket))
+	lock, err := acquireLock(d.socket)
 	if err != nil {
 		var ar *errAlreadyRunning
 		if errors.As(err, &ar) {

@@ -27,6 +27,9 @@ type Status struct {
 	// OtherDaemons are live daemons of this user on other sockets (filled in by the status
 	// command, not the daemon): there should be none.
 	OtherDaemons []OtherDaemon `json:"other_daemons,omitempty"`
+	// Refused says why the caller's environment has no target: the daemon serves its limit of
+	// targets, every one with a session (a session from that environment is refused alike).
+	Refused string `json:"refused,omitempty"`
 }
 
 // DaemonStatus describes the daemon process.
@@ -97,7 +100,7 @@ type SessionStatus struct {
 // status builds the report; callerEnv's target is evaluated too (created if need be, which
 // also warms it up for the session that usually follows).
 func (d *daemon) status(callerEnv discovery.Target) Status {
-	caller := d.targets.acquire(callerEnv)
+	caller, refused := d.targets.acquire(callerEnv) // nil: shutting down, or no room for it
 	if caller != nil {
 		defer d.targets.release(caller)
 		ctx, cancel := context.WithTimeout(d.ctx, statusSettle)
@@ -140,7 +143,10 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 		}
 		return st.Targets[i].Key < st.Targets[j].Key
 	})
-	st.OK = caller != nil && targetsOK(st.Targets) // no caller target: shutting down
+	st.OK = caller != nil && targetsOK(st.Targets) // no caller target: shutting down, or no room
+	if refused != nil && !errors.Is(refused, errShuttingDown) {
+		st.Refused = refused.Error()
+	}
 	return scrubbed(st)
 }
 

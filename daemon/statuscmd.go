@@ -235,6 +235,9 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 			fmt.Fprintf(w, "  tried %s\n", orNone(strings.Join(u.Tried, ", ")))
 		}
 	}
+	if st.Refused != "" {
+		fmt.Fprintf(w, "this shell's environment: no target: %s\n", st.Refused)
+	}
 	if len(st.Sessions) == 0 {
 		fmt.Fprintln(w, "sessions: none")
 	}
@@ -301,6 +304,9 @@ func renderVerbose(w io.Writer, st *Status, now time.Time) {
 	fmt.Fprintf(tw, "log\t%s\n", logLine(d))
 	tw.Flush()
 	renderOthers(w, st.OtherDaemons)
+	if st.Refused != "" {
+		fmt.Fprintf(w, "this shell's environment: no target: %s\n", st.Refused)
+	}
 	number := map[string]int{} // targets are numbered for the session lines; keys are long
 	for i, t := range st.Targets {
 		number[t.Key] = i + 1

@@ -123,8 +123,14 @@ func testRoot(getenv func(string) string) string {
 	return ""
 }
 
-// LockFile is the daemon's single-instance lock, next to its socket.
-func LockFile(socket string) string { return filepath.Join(filepath.Dir(socket), "daemon.lock") }
+// LockFile is the daemon's single-instance lock: the socket's path plus ".lock". It belongs
+// to the socket, not to its directory, so two sockets in one directory have a daemon each.
+func LockFile(socket string) string { return socket + ".lock" }
+
+// LegacyLockFile is the lock of daemons from before LockFile: one per directory, which such a
+// daemon holds exclusively with its pid in it. Today's daemons hold it shared and write
+// nothing there, so neither kind starts beside the other in one directory while versions mix.
+func LegacyLockFile(socket string) string { return filepath.Join(filepath.Dir(socket), "daemon.lock") }
 
 // StateHome is $XDG_STATE_HOME, or ~/.local/state when unset or relative (XDG says to ignore
 // relative values).

@@ -62,8 +62,9 @@ func (w *World) Env(extra ...string) []string {
 // LogFile is where the daemon logs: beside its socket, named after it.
 func (w *World) LogFile() string { return strings.TrimSuffix(w.Socket, ".sock") + ".log" }
 
-// LockFile is the daemon's lock file, next to its socket.
-func (w *World) LockFile() string { return filepath.Join(filepath.Dir(w.Socket), "daemon.lock") }
+// LockFile is the daemon's lock file, the socket's path plus ".lock" (paths.LockFile, which
+// testkit cannot import: paths' own tests use testkit).
+func (w *World) LockFile() string { return w.Socket + ".lock" }
 
 // DaemonPID is the pid the running daemon wrote into its lock file (0 when there is none).
 func (w *World) DaemonPID() int {
