@@ -58,6 +58,9 @@ type daemon struct {
 	// upstream configures every target's backend client (the request timeout); nil means
 	// the defaults.
 	upstream *proxy.UpstreamOptions
+	// confirm is how writes are confirmed: the key of the states this process signs, the
+	// timeout, the states still open (proxy/confirm.go); in memory only.
+	confirm *proxy.Confirmations
 
 	ctx context.Context // lives until shutdown; parent of watchers and sessions
 
@@ -160,7 +163,7 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 	d.activity.Add(activity.Record{Time: now, Session: sid, Client: clip(r.Client), ClientVersion: clip(r.ClientVersion),
 		Target: t.key, Tool: r.Tool, Write: r.Write, Outcome: outcome, Confirmation: r.Confirmation,
 		DurationMS: float64(r.Duration.Microseconds()) / 1000})
-	fields := make([]zap.Field, 0, 11)
+	fields := make([]zap.Field, 0, 12)
 	if r.Requested != "" {
 		// Only for unknown tools, and already cut short by the proxy: a client-chosen string.
 		fields = append(fields, zap.String("requested", r.Requested))
@@ -385,7 +388,15 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { d.targets.release(t) }) }
 	defer release()
-	s := &session{SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
+	policy, err := proxy.ParseWritePolicy(pre.Writes)
+	if err != nil {
+		// Never a session under a policy we did not understand: the shim says why and exits.
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
+		return
+	}
+	writes := d.confirm.Session(policy)
+	defer writes.Close()
+	s := &session{writes: writes, SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
 		ended: make(chan struct{})}
 	defer close(s.ended)
 	// The session is registered, with the connection a stop drains, before the client hears
@@ -402,7 +413,8 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
 		return
 	}
-	ss, err := t.server.Connect(context.WithValue(d.ctx, sessionKey{}, s), proxy.WrapTransport(lt, proxy.Tools), nil)
+	ctx := proxy.WithWriteSession(context.WithValue(d.ctx, sessionKey{}, s), writes)
+	ss, err := t.server.Connect(ctx, proxy.WrapTransport(lt, proxy.Tools), nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))
 		return
@@ -411,7 +423,8 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	s.ss = ss
 	d.mu.Unlock()
 	d.log.Info("session opened", zap.Uint64("session", s.ID), zap.String("target", t.key),
-		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session))
+		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session),
+		zap.String("writes", string(policy)))
 	err = ss.Wait()
 	release()
 	d.log.Info("session closed", zap.Uint64("session", s.ID), zap.String("target", t.key), zap.Error(ignoreClosed(err)))

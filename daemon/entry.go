@@ -48,6 +48,9 @@ type Config struct {
 	// autostarted daemon must not outlive its harnesses for ever. The service-managed daemon
 	// leaves it 0 and stays.
 	ExitWhenIdle time.Duration
+	// ConfirmTimeout bounds how long a write's confirmation waits for the person (0: the
+	// proxy's default); no answer within it sends nothing.
+	ConfirmTimeout time.Duration
 	// Getenv reads the daemon's own environment (defaults, profiling); nil = os.Getenv.
 	Getenv func(string) string
 }
@@ -62,6 +65,7 @@ func ServeFlags(c *Config) *flag.FlagSet {
 	fs.IntVar(&c.MaxTargets, "max-targets", DefaultMaxTargets, "most distinct resmon targets (harness environments) served at once; idle ones make room first")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 0, "how long one backend request may take, body included (default: $"+RequestTimeoutEnv+", else "+proxy.DefaultRequestTimeout.String()+")")
 	fs.DurationVar(&c.RetryWait, "retry-wait", 0, "how long a read whose backend went away waits for a new one (default "+proxy.DefaultRetryWait.String()+")")
+	fs.DurationVar(&c.ConfirmTimeout, "confirm-timeout", proxy.DefaultConfirmTimeout, "how long the question before a write waits for the person's answer; no answer sends nothing")
 	fs.DurationVar(&c.ExitWhenIdle, "exit-when-idle", 0, "exit after this long with no session (autostarted daemons; 0 = never)")
 	return fs
 }
@@ -103,6 +107,9 @@ func New(c Config) (*Server, error) {
 	if c.RetryWait < 0 {
 		return nil, errUsage{errors.New("--retry-wait must not be negative")}
 	}
+	if c.ConfirmTimeout < 0 {
+		return nil, errUsage{errors.New("--confirm-timeout must not be negative")}
+	}
 	if c.ExitWhenIdle < 0 {
 		return nil, errUsage{errors.New("--exit-when-idle must not be negative")}
 	}
@@ -139,6 +146,7 @@ func New(c Config) (*Server, error) {
 	}
 	d, cancel := newDaemon(socket, logFile, log, newSlogBridge(log), idleTTL,
 		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}, RetryWait: c.RetryWait})
+	d.confirm = proxy.NewConfirmations(c.ConfirmTimeout)
 	if logErr != nil {
 		d.logProblem = logErr.Error()
 		log.Warn("the log file cannot be opened; logging to stderr", zap.Error(logErr))
@@ -159,6 +167,7 @@ func newDaemon(socket, logFile string, log *zap.Logger, sdkLog *slog.Logger, idl
 		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
 		upstream: upstream, failed: make(chan error, 1), stopReq: make(chan stopMode, 1),
 		activity: activity.New(nil, activityKeep),
+		confirm:  proxy.NewConfirmations(0),
 	}
 	d.targets = &targets{m: map[string]*target{}, idleTTL: idleTTL, make: d.newTarget, log: log}
 	return d, cancel

@@ -237,7 +237,9 @@ func (w *world) tryConnectAs(ctx context.Context, exe string, impl *mcp.Implemen
 	w.mu.Unlock()
 	s := &session{w: w, cmd: cmd, stderr: w.output()}
 	cmd.Stderr = s.stderr
-	client := mcp.NewClient(impl, nil)
+	// The person at this harness confirms every write the gateway asks about (a daemon of
+	// this build asks under the default --writes=ask), so writes take the confirmed path.
+	client := mcp.NewClient(impl, &mcp.ClientOptions{ElicitationHandler: confirmEveryWrite})
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second},
 		&mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
@@ -250,6 +252,10 @@ func (w *world) tryConnectAs(ctx context.Context, exe string, impl *mcp.Implemen
 	s.cs = cs
 	w.T.Cleanup(func() { _ = cs.Close() })
 	return s, nil
+}
+
+func confirmEveryWrite(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 }
 
 // result is a decoded tools/call result: the reference's single text content.
@@ -270,11 +276,13 @@ func (r result) code() string {
 	return c
 }
 
-// documented is the contract's error model; every error result must carry one of these.
+// documented is the contract's error model, plus the gateway's two write-confirmation
+// codes (README, "Confirming writes"); every error result must carry one of these.
 var documented = map[string]bool{
 	proxy.CodeBackendUnavailable: true, proxy.CodeNotFound: true, proxy.CodeInvalidArgument: true,
 	proxy.CodeConflict: true, proxy.CodeUpstreamError: true, proxy.CodeInternalError: true,
 	proxy.CodeIdentityUnavailable: true, proxy.CodeInstanceMismatch: true,
+	proxy.CodeNotConfirmed: true, proxy.CodeWritesOff: true,
 }
 
 // call makes one tool call and checks the shape every answer must have: one text item with

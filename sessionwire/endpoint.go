@@ -56,6 +56,9 @@ type Preamble struct {
 	// Version is the client's build (version.Version): a daemon that meets a newer binary at
 	// its own path hands over to it (daemon/upgrade.go).
 	Version string `json:"version,omitempty"`
+	// Writes is the session's write policy (`resmongw stdio --writes`: ask, harness or off;
+	// absent: ask). The daemon enforces it and refuses a value it does not know.
+	Writes string `json:"writes,omitempty"`
 }
 
 // Reply is the daemon's first line on an MCP connection: OK, or why the connection is refused.

@@ -70,7 +70,8 @@ type relay struct {
 	readTools   map[string]bool // from the daemon's reply: tools/call that may be retried
 	session     int             // the session protocol agreed with the current daemon
 	stdinClosed bool
-	ending      bool // the session ends here: harness lines are no longer taken (holdStdin)
+	writes      string // --writes, sent in every preamble (a reconnected session keeps it)
+	ending      bool   // the session ends here: harness lines are no longer taken (holdStdin)
 }
 
 // call is one request the harness sent and has not had answered.
@@ -268,9 +269,10 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 }
 
 // sendPreamble opens a session on conn.
-func sendPreamble(conn *net.UnixConn, ppid int) error {
+func sendPreamble(conn *net.UnixConn, ppid int, writes string) error {
 	pre := sessionwire.NewPreamble(sessionwire.KindMCP, os.Getenv, parentArgv0(ppid))
 	pre.Session = sessionwire.SessionProtocol
+	pre.Writes = writes
 	_, err := conn.Write(sessionwire.Line(pre))
 	return err
 }
@@ -525,7 +527,7 @@ func (r *relay) redial() (*net.UnixConn, *bufio.Reader, sessionwire.Reply, error
 	for {
 		conn, err := r.dialer()
 		if err == nil {
-			if err = sendPreamble(conn, r.ppid); err == nil {
+			if err = sendPreamble(conn, r.ppid, r.writes); err == nil {
 				var br *bufio.Reader
 				var reply sessionwire.Reply
 				if br, reply, err = readReply(conn); err == nil {
