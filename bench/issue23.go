@@ -144,7 +144,7 @@ func MeasureAutostartRaw(ctx context.Context, w *World, n int) (Summary, error) 
 			return Summary{}, err
 		}
 		lat = append(lat, d)
-		if err := stopByLock(filepath.Join(filepath.Dir(sock), "daemon.lock")); err != nil {
+		if err := stopByLock(sock); err != nil {
 			return Summary{}, err
 		}
 	}
