@@ -80,9 +80,8 @@ type call struct {
 	key     idKey
 	id      []byte // as the harness wrote it, for our own answers
 	method  string
-	tool    string
-	line    []byte
-	epoch   int // the connection it was last written to; 0: not written since the last one ended
+	line    []byte // as the harness wrote it: resent to a new daemon, and read for its tool
+	epoch   int    // the connection it was last written to; 0: not written since the last one ended
 	retried bool
 	// dups counts requests the harness sent under this id while it was in flight: the daemon
 	// refuses each (-32600), and none may take this call's entry, so a crash still answers
@@ -107,12 +106,12 @@ func newRelay(dialer func() (*net.UnixConn, error), stdout io.Writer) *relay {
 // method but tools/call only reads, and a tools/call only when the daemon named its tool a
 // read. Under r.mu.
 func (r *relay) retrySafe(c *call) bool {
-	return c.method != "tools/call" || r.readTools[c.tool]
+	return c.method != "tools/call" || r.readTools[toolOfLine(c.line)]
 }
 
 // newCall is a call for a request line. Under r.mu.
 func (r *relay) newCall(line []byte, m msgInfo, k idKey) *call {
-	return &call{seq: r.seq, key: k, id: slices.Clone(m.id), method: m.method, tool: m.tool, line: slices.Clone(line)}
+	return &call{seq: r.seq, key: k, id: slices.Clone(m.id), method: m.method, line: slices.Clone(line)}
 }
 
 // answered settles the call the daemon answered under id (raw): out of pending, or, while
