@@ -380,7 +380,8 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
 		return
 	}
-	ss, err := t.server.Connect(context.WithValue(d.ctx, sessionKey{}, s), proxy.WrapTransport(lt, proxy.Tools), nil)
+	ctx := proxy.WithMaxOutput(context.WithValue(d.ctx, sessionKey{}, s), pre.MaxOutput)
+	ss, err := t.server.Connect(ctx, proxy.WrapTransport(lt, proxy.Tools), nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))
 		return

@@ -45,6 +45,9 @@ type Preamble struct {
 	// Session is the session protocol the client speaks (SessionProtocol; 0 or absent: none,
 	// an older shim). See session.go.
 	Session int `json:"session,omitempty"`
+	// MaxOutput, when above 0, is the answer size in bytes every call of the session is cut
+	// to, whatever the client (`resmongw stdio --max-output`).
+	MaxOutput int `json:"max_output,omitempty"`
 }
 
 // Reply is the daemon's first line on an MCP connection: OK, or why the connection is refused.

@@ -48,6 +48,10 @@ func Main(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if maxOutput < 0 {
+		fmt.Fprintf(os.Stderr, "resmongw stdio: --max-output %d is not a size in bytes\n", maxOutput)
+		return 2
+	}
 	if fs.NArg() > 0 {
 		// A harness config with a stray argument would otherwise run with it ignored.
 		fmt.Fprintf(os.Stderr, "resmongw stdio: unexpected argument %q\n", fs.Arg(0))
@@ -78,8 +82,12 @@ func Main(args []string) int {
 // FlagSet is stdio's flag set, for the CLI's help and parsing.
 func FlagSet() *flag.FlagSet { fs, _ := flags(); return fs }
 
+// maxOutput is --max-output, sent in every preamble this process writes.
+var maxOutput int
+
 func flags() (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet("resmongw stdio", flag.ContinueOnError)
+	fs.IntVar(&maxOutput, "max-output", 0, "cut every answer to this many bytes, whatever the client (default: the client's own limit; see the README)")
 	return fs, fs.String("socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
 }
 

@@ -271,6 +271,7 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 func sendPreamble(conn *net.UnixConn, ppid int) error {
 	pre := sessionwire.NewPreamble(sessionwire.KindMCP, os.Getenv, parentArgv0(ppid))
 	pre.Session = sessionwire.SessionProtocol
+	pre.MaxOutput = maxOutput
 	_, err := conn.Write(sessionwire.Line(pre))
 	return err
 }
