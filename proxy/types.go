@@ -85,15 +85,6 @@ func WithCallInfo(ctx context.Context, info *CallInfo) context.Context {
 	return context.WithValue(ctx, callInfoKey{}, &callInfoCell{info: info})
 }
 
-// CallInfoFrom returns the CallInfo carried by ctx, or nil. Read it once the call has
-// returned; while it runs, the call's own requests may still be writing to it.
-func CallInfoFrom(ctx context.Context) *CallInfo {
-	if c, _ := ctx.Value(callInfoKey{}).(*callInfoCell); c != nil {
-		return c.info
-	}
-	return nil
-}
-
 // updateCallInfo applies f to ctx's CallInfo, if it carries one, under that call's lock.
 func updateCallInfo(ctx context.Context, f func(*CallInfo)) {
 	if c, _ := ctx.Value(callInfoKey{}).(*callInfoCell); c != nil {

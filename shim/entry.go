@@ -65,6 +65,8 @@ func Main(args []string) int {
 	// An explicit socket means a private daemon, which the per-user service does not serve.
 	explicit := *socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
 	autostart := os.Getenv(sessionwire.NoAutostartEnv) != "1"
+	demo := os.Getenv(sessionwire.DemoEnv) // an entry `resmongw demo` printed: its daemon is never started here
+	autostart = autostart && demo == ""
 	if v := os.Getenv(ReconnectWaitEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -73,6 +75,9 @@ func Main(args []string) int {
 		reconnectWait = d
 	}
 	conn, err := connect(path, autostart, !explicit)
+	if err != nil && demo != "" {
+		err = sessionwire.DemoUnreachable(demo, err)
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
