@@ -1,0 +1,16 @@
+package shim
+
+import "testing"
+
+// --max-output is a size in bytes: a negative one is a usage error, refused before anything is
+// dialled; a valid one is what every preamble of the process carries.
+func TestMaxOutputFlag(t *testing.T) {
+	t.Cleanup(func() { maxOutput = 0 })
+	if code := Main([]string{"--max-output", "-1"}); code != 2 {
+		t.Fatalf("--max-output -1: exit %d, want 2", code)
+	}
+	fs, _ := flags()
+	if err := fs.Parse([]string{"--max-output=20000"}); err != nil || maxOutput != 20000 {
+		t.Fatalf("--max-output=20000: %v, %d", err, maxOutput)
+	}
+}
