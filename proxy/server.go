@@ -320,11 +320,33 @@ func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {
 			}
 		}
 		payload, terr := runTool(ctx, d.api, t, raw)
+		if terr == nil {
+			payload, terr = d.sized(ctx, req, t, raw, payload)
+		}
 		if terr != nil {
 			return fail(terr)
 		}
 		return toolResult(payload, false), nil
 	}
+}
+
+// sized fits a successful answer to the calling client's budget (budget.go).
+func (d *dispatcher) sized(ctx context.Context, req *mcp.CallToolRequest, t *Tool, raw json.RawMessage, payload any) (any, *ToolError) {
+	if t.Paging == nil && !t.Whole {
+		return payload, nil
+	}
+	args, terr := decodeArgs(raw)
+	if terr != nil {
+		return nil, terr
+	}
+	again := func(args map[string]any) (any, *ToolError) {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, internalError(t.Name, "EncodeError")
+		}
+		return runTool(ctx, d.api, t, b)
+	}
+	return fitAnswer(t, args, payload, BudgetFor(ctx, ClientName(req)), again)
 }
 
 // runTool decodes the arguments and runs the handler, turning anything that is not a

@@ -71,6 +71,7 @@ type relay struct {
 	session     int             // the session protocol agreed with the current daemon
 	stdinClosed bool
 	writes      string // --writes, sent in every preamble (a reconnected session keeps it)
+	maxOutput   int    // --max-output, likewise
 	ending      bool   // the session ends here: harness lines are no longer taken (holdStdin)
 }
 
@@ -268,10 +269,11 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 }
 
 // sendPreamble opens a session on conn.
-func sendPreamble(conn *net.UnixConn, ppid int, writes string) error {
+func sendPreamble(conn *net.UnixConn, ppid int, writes string, maxOutput int) error {
 	pre := sessionwire.NewPreamble(sessionwire.KindMCP, os.Getenv, parentArgv0(ppid))
 	pre.Session = sessionwire.SessionProtocol
 	pre.Writes = writes
+	pre.MaxOutput = maxOutput
 	_, err := conn.Write(sessionwire.Line(pre))
 	return err
 }
@@ -526,7 +528,7 @@ func (r *relay) redial() (*net.UnixConn, *bufio.Reader, sessionwire.Reply, error
 	for {
 		conn, err := r.dialer()
 		if err == nil {
-			if err = sendPreamble(conn, r.ppid, r.writes); err == nil {
+			if err = sendPreamble(conn, r.ppid, r.writes, r.maxOutput); err == nil {
 				var br *bufio.Reader
 				var reply sessionwire.Reply
 				if br, reply, err = readReply(conn); err == nil {
