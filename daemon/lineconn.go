@@ -405,6 +405,15 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 		if w.Method[0] != '"' || json.Unmarshal(w.Method, &method) != nil {
 			return nil, errorLine(replyID, jsonrpc.CodeInvalidRequest, `Invalid Request: "method" must be a string`)
 		}
+		if !id.IsValid() && bytes.Equal(trimJSONSpace(w.ID), []byte("null")) {
+			// JSON-RPC 2.0 allows a null id on a request but discourages it, and the SDK has
+			// no way to answer one (it would be taken for a notification and go unanswered):
+			// it gets an answer saying so, as the app's server answers it at all.
+			return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, `Invalid Request: "id" is null; use a string or an integer (or leave "id" out for a notification)`)
+		}
+		if why := paramsProblem(method, w.Params); why != "" {
+			return nil, errorLine(replyID, jsonrpc.CodeInvalidParams, "Invalid params: "+why)
+		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
 	}
 	// No method: a response to a request of ours.
@@ -420,6 +429,44 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 		resp.Error = &we
 	}
 	return resp, nil
+}
+
+// paramShape is one params member the SDK decodes into a typed field: the first byte its
+// JSON must start with, and how to say so.
+type paramShape struct {
+	name  string
+	start byte
+	what  string
+}
+
+// paramShapes are, per method, the members whose wrong type the SDK's decoder would report in
+// Go's words; "_meta" is checked on every method.
+var paramShapes = map[string][]paramShape{
+	"tools/call": {{"name", '"', "a string (the tool's name)"}, {"arguments", '{', "an object"}},
+	"initialize": {{"protocolVersion", '"', "a string"}, {"capabilities", '{', "an object"}, {"clientInfo", '{', "an object"}},
+	"tools/list": {{"cursor", '"', "a string"}},
+}
+
+// paramsProblem says, in words a person reads, what is wrong with the shape of a request's
+// params, or "" when the SDK may decode them: its decoder's own errors name Go types ("json:
+// cannot unmarshal string into Go struct field CallToolParamsRaw.name of type string"). Only
+// the shapes the SDK would trip on are checked; what the arguments hold is the tools' job.
+func paramsProblem(method string, params json.RawMessage) string {
+	params = trimJSONSpace(params)
+	if len(params) == 0 || bytes.Equal(params, []byte("null")) {
+		return ""
+	}
+	var members map[string]json.RawMessage
+	if params[0] != '{' || json.Unmarshal(params, &members) != nil {
+		return `"params" must be an object`
+	}
+	for _, p := range append([]paramShape{{"_meta", '{', "an object"}}, paramShapes[method]...) {
+		v := trimJSONSpace(members[p.name])
+		if len(v) > 0 && !bytes.Equal(v, []byte("null")) && v[0] != p.start {
+			return `"` + p.name + `" must be ` + p.what
+		}
+	}
+	return ""
 }
 
 // maxExactID is the largest integer id kept exactly: the SDK builds integer ids from a float64

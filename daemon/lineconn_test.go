@@ -592,3 +592,51 @@ func mustMakeID(t *testing.T, n int) jsonrpc.ID {
 	}
 	return id
 }
+
+// A request with a null id is answered (the app's server answers it; the SDK would take it for
+// a notification and say nothing), and params of the wrong shape are refused in words a
+// person reads, never in the decoder's Go type names.
+func TestDecodeFrameAnswersNullIDsAndMisshapenParamsInWords(t *testing.T) {
+	for _, c := range []struct {
+		in, id string
+		code   int64
+		words  string
+	}{
+		{`{"jsonrpc":"2.0","id":null,"method":"tools/list"}`, "null", jsonrpc.CodeInvalidRequest, `"id" is null`},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, "1", jsonrpc.CodeInvalidParams, `"name" must be a string`},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"health","arguments":[1]}}`, "2", jsonrpc.CodeInvalidParams, `"arguments" must be an object`},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":"health"}`, "3", jsonrpc.CodeInvalidParams, `"params" must be an object`},
+		{`{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":20250618}}`, "4", jsonrpc.CodeInvalidParams, `"protocolVersion" must be a string`},
+		{`{"jsonrpc":"2.0","id":"s","method":"tools/list","params":{"_meta":[]}}`, `"s"`, jsonrpc.CodeInvalidParams, `"_meta" must be an object`},
+	} {
+		msg, reply := decodeFrame([]byte(c.in))
+		if msg != nil || reply == nil {
+			t.Errorf("%s: passed to the SDK", c.in)
+			continue
+		}
+		var e struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code    int64  `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(reply, &e); err != nil {
+			t.Fatalf("%s: reply %s: %v", c.in, reply, err)
+		}
+		if string(e.ID) != c.id || e.Error.Code != c.code || !strings.Contains(e.Error.Message, c.words) ||
+			strings.Contains(e.Error.Message, "Go ") || strings.Contains(e.Error.Message, "json:") {
+			t.Errorf("%s: reply %s, want id %s, code %d, saying %q in plain words", c.in, reply, c.id, c.code, c.words)
+		}
+	}
+	// Well-shaped params, null params and null members still go to the SDK.
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"health","arguments":null,"_meta":{}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":null}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		if _, reply := decodeFrame([]byte(in)); reply != nil {
+			t.Errorf("%s refused: %s", in, reply)
+		}
+	}
+}
