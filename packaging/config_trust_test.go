@@ -274,16 +274,19 @@ func TestConfigConflictPrintsCommandsThatWork(t *testing.T) {
 	for _, tc := range []struct {
 		name, harness, file, content string
 		ways                         int
+		flags                        []string
 	}{
-		{"different entry", "cursor", ".cursor/mcp.json", `{"mcpServers": {"resmon": {"command": "/old/resmongw", "args": ["stdio"]}}}`, 2},
-		{"contradicting settings", "cursor", ".cursor/permissions.json", `{"mcpAllowlist": ["resmon:*"]}`, 2},
+		{"different entry", "cursor", ".cursor/mcp.json", `{"mcpServers": {"resmon": {"command": "/old/resmongw", "args": ["stdio"]}}}`, 2, nil},
+		// Under --writes=harness Cursor's own prompt is the only confirmation, so a wildcard
+		// that pre-approves the writes contradicts it (under ask it would not).
+		{"contradicting settings", "cursor", ".cursor/permissions.json", `{"mcpAllowlist": ["resmon:*"]}`, 2, []string{"--writes=harness"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var cmds []string
 			for way := 0; way < tc.ways; way++ {
 				home := configEnv(t)
 				writeFile(t, filepath.Join(home, tc.file), tc.content)
-				code, _, errOut := runCfg(t, tc.harness, "--write")
+				code, _, errOut := runCfg(t, append([]string{tc.harness, "--write"}, tc.flags...)...)
 				if code != 1 || !strings.Contains(errOut, "Nothing was changed.") {
 					t.Fatalf("exit %d\n%s", code, errOut)
 				}
