@@ -14,7 +14,6 @@ require (
 	go.uber.org/zap v1.28.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/term v0.48.0
-	gopkg.in/natefinch/lumberjack.v2 v2.2.1
 )
 
 require (

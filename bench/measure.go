@@ -199,7 +199,7 @@ func MeasureAutostart(ctx context.Context, w *World, n int) (Summary, error) {
 		}
 		lat = append(lat, time.Since(start))
 		s.Close()
-		if err := stopByLock(filepath.Join(filepath.Dir(sock), "daemon.lock")); err != nil {
+		if err := stopByLock(sock + ".lock"); err != nil {
 			return Summary{}, err
 		}
 	}

@@ -46,8 +46,8 @@ func TestBackendStopped(t *testing.T) {
 		if err != nil || len(tools.Tools) != 25 {
 			t.Fatalf("tools/list with the backend down: %v, %v", err, tools)
 		}
-		for _, tool := range []string{"health", "search_corpus"} {
-			r := call(ctx, t, sess.cs, tool, map[string]any{"query": "x"})
+		for tool, args := range map[string]map[string]any{"health": {}, "search_corpus": {"query": "x"}} {
+			r := call(ctx, t, sess.cs, tool, args)
 			if !r.isError || r.payload["error"] != "backend_unavailable" {
 				t.Fatalf("%s with the backend down: %v", tool, r.payload)
 			}

@@ -49,6 +49,11 @@ func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
 		heldUntilExit.Unlock()
 	}
 	reply := sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: Version, StopWithinMS: shutdownBound(d.upstream).Milliseconds()}
+	d.mu.Lock()
+	if d.idle != nil {
+		reply.ExitWhenIdleMS = d.idle.after.Milliseconds()
+	}
+	d.mu.Unlock()
 	if _, err := c.Write(sessionwire.Line(reply)); err != nil {
 		return // the asker is gone: it did not see an answer, so nothing happens
 	}
@@ -59,18 +64,27 @@ func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
 // ErrNotRunning: no daemon serves the socket.
 var ErrNotRunning = errors.New("no daemon is running")
 
+// Stopped is what Control learnt of the daemon it stopped.
+type Stopped struct {
+	PID     int
+	Version string
+	// ExitWhenIdle is the daemon's idle period (0: it stayed until asked), so a restart can
+	// bring back the same kind of daemon.
+	ExitWhenIdle time.Duration
+}
+
 // Control asks the daemon at socket to stop or restart (sessionwire.KindStop, KindRestart) and
 // waits until it has shut down and released its lock: up to limit, or longer when the daemon
-// says its shutdown may take longer (Reply.StopWithinMS, plus lockMargin). It returns the
-// daemon's pid and version, or ErrNotRunning when nobody serves the socket.
-func Control(socket, kind string, limit time.Duration) (pid int, version string, err error) {
-	pid = sessionwire.LockHolder(socket)
+// says its shutdown may take longer (Reply.StopWithinMS, plus lockMargin). It returns what the
+// daemon said of itself, or ErrNotRunning when nobody serves the socket.
+func Control(socket, kind string, limit time.Duration) (Stopped, error) {
+	st := Stopped{PID: sessionwire.LockHolder(socket)}
 	c, err := sessionwire.Dial(socket) // the preamble goes only to a daemon of ours
 	if err != nil {
 		if sessionwire.IsDown(err) {
-			return 0, "", ErrNotRunning
+			return Stopped{}, ErrNotRunning
 		}
-		return 0, "", err
+		return Stopped{}, err
 	}
 	defer c.Close()
 	// The daemon answers at once; limit (or the bound it states) is for what follows.
@@ -79,28 +93,32 @@ func Control(socket, kind string, limit time.Duration) (pid int, version string,
 	closed := errors.New("the daemon closed the connection without answering (is it another user's daemon?)")
 	if _, err := c.Write(sessionwire.Line(sessionwire.NewPreamble(kind, func(string) string { return "" }, "resmongw "+kind))); err != nil {
 		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
-			return pid, "", closed
+			return st, closed
 		}
-		return pid, "", fmt.Errorf("asking the daemon: %w", err)
+		return st, fmt.Errorf("asking the daemon: %w", err)
 	}
 	br := bufio.NewReader(c)
 	reply, err := sessionwire.ReadReply(br)
 	switch {
 	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
-		return pid, "", closed
+		return st, closed
 	case err != nil:
-		return pid, "", fmt.Errorf("no answer from the daemon: %w", err)
-	case !reply.OK && pid > 0 && strings.Contains(reply.Error, "unknown preamble kind"):
+		return st, fmt.Errorf("no answer from the daemon: %w", err)
+	case !reply.OK && st.PID > 0 && strings.Contains(reply.Error, "unknown preamble kind"):
 		// A daemon from before control requests (the usual case right after an upgrade):
 		// SIGTERM, which every version handles as a restart, then wait for its lock.
 		c.Close()
-		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-			return pid, "", fmt.Errorf("the daemon (pid %d) predates stop/restart requests and SIGTERM failed: %w", pid, err)
+		if err := syscall.Kill(st.PID, syscall.SIGTERM); err != nil {
+			return st, fmt.Errorf("the daemon (pid %d) predates stop/restart requests and SIGTERM failed: %w", st.PID, err)
 		}
-		return pid, "older", waitLockFree(socket, limit)
+		st.Version = "older"
+		return st, waitLockFree(socket, limit)
 	case !reply.OK:
-		return pid, reply.Version, fmt.Errorf("the daemon refused: %s", reply.Error)
+		st.Version = reply.Version
+		return st, fmt.Errorf("the daemon refused: %s", reply.Error)
 	}
+	st.Version = reply.Version
+	st.ExitWhenIdle = time.Duration(reply.ExitWhenIdleMS) * time.Millisecond
 	// Accepted: the connection stays open until the daemon has shut down.
 	if within := time.Duration(reply.StopWithinMS)*time.Millisecond + lockMargin; within > limit {
 		limit = within
@@ -109,13 +127,13 @@ func Control(socket, kind string, limit time.Duration) (pid int, version string,
 	if _, err := io.Copy(io.Discard, br); err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			return pid, reply.Version, fmt.Errorf("the daemon (pid %d) accepted but is still running after %v", pid, limit)
+			return st, fmt.Errorf("the daemon (pid %d) accepted but is still running after %v", st.PID, limit)
 		}
 		if !errors.Is(err, syscall.ECONNRESET) {
-			return pid, reply.Version, err
+			return st, err
 		}
 	}
-	return pid, reply.Version, nil
+	return st, nil
 }
 
 // controlReplyWait bounds the wait for a daemon's answer to a control request.

@@ -39,8 +39,8 @@ func TestControlWaitsForTheShutdownBoundTheDaemonStates(t *testing.T) {
 		time.Sleep(200 * time.Millisecond) // the stand-in's shutdown: far past the asker's own limit
 		served <- err
 	}()
-	if _, version, err := Control(socket, sessionwire.KindStop, time.Millisecond); err != nil || version != "test" {
-		t.Fatalf("Control: version %q, %v; want the stop to complete within the daemon's bound", version, err)
+	if st, err := Control(socket, sessionwire.KindStop, time.Millisecond); err != nil || st.Version != "test" {
+		t.Fatalf("Control: version %q, %v; want the stop to complete within the daemon's bound", st.Version, err)
 	}
 	if err := <-served; err != nil {
 		t.Fatal(err)

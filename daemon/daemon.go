@@ -82,6 +82,10 @@ type daemon struct {
 	nextID   atomic.Uint64
 	idle     *idleExit      // the autostarted daemon's idle timer (idle.go); nil when it stays
 	wg       sync.WaitGroup // connection handlers; Add only under mu while conns != nil
+
+	// logProblem says why the log file could not be opened ("" when logFile is in use); the
+	// daemon then logs to stderr.
+	logProblem string
 }
 
 // stopMode says what open sessions are told when the daemon goes away.
@@ -353,16 +357,23 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	d.mu.Lock()
 	closing := d.closing
 	d.mu.Unlock()
-	var t *target
-	if !closing { // a session accepted as the stop began would end unannounced: refuse it now
-		t = d.targets.acquire(env)
+	// A session accepted as the stop began would end unannounced: refuse it now. The shim
+	// tries again on errShuttingDown (shim.shuttingDown), and reaches the next daemon; any
+	// other refusal is the shim's one line on its harness's log.
+	t, err := (*target)(nil), errShuttingDown
+	if !closing {
+		t, err = d.targets.acquire(env)
 	}
-	if t == nil {
-		// The shim tries again (shim.shuttingDown), and reaches the next daemon.
-		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: "the daemon is shutting down"}))
+	if err != nil {
+		d.log.Warn("session refused", zap.Int("pid", pid), zap.Error(err))
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
 		return
 	}
-	defer d.targets.release(t)
+	// The target is released before the session leaves d.sessions, so that once status
+	// shows a session gone, its target is idle (and can make room for another).
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { d.targets.release(t) }) }
+	defer release()
 	s := &session{SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
 		ended: make(chan struct{})}
 	defer close(s.ended)
@@ -391,6 +402,7 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	d.log.Info("session opened", zap.Uint64("session", s.ID), zap.String("target", t.key),
 		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session))
 	err = ss.Wait()
+	release()
 	d.log.Info("session closed", zap.Uint64("session", s.ID), zap.String("target", t.key), zap.Error(ignoreClosed(err)))
 }
 

@@ -32,9 +32,13 @@ var Version = "0.1.0-dev"
 // Config is what `resmongw serve` is told. The zero value of each field means its default.
 type Config struct {
 	Socket     string        // "" = paths.Socket's answer ($RESMONGW_SOCKET, else the per-user default)
-	LogFile    string        // "" = paths.LogFile's answer
+	LogFile    string        // "" = paths.LogFile(socket): beside the socket
 	Foreground bool          // also log to stderr
 	TargetIdle time.Duration // how long a target outlives its last session; 0 = 5m
+	// MaxTargets bounds the distinct targets (harness environments naming a resmon) kept at
+	// once; 0 = DefaultMaxTargets. Idle targets make room first; past it, with none idle, a
+	// new session is refused with the reason.
+	MaxTargets int
 	// RequestTimeout bounds one backend request; 0 = $RESMONGW_REQUEST_TIMEOUT, else the
 	// proxy's default.
 	RequestTimeout time.Duration
@@ -53,9 +57,10 @@ type Config struct {
 func ServeFlags(c *Config) *flag.FlagSet {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&c.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	fs.StringVar(&c.LogFile, "log-file", "", "log file (default: the per-user state/log directory)")
+	fs.StringVar(&c.LogFile, "log-file", "", "log file (default: beside the socket, named after it: mcp.sock → mcp.log)")
 	fs.BoolVar(&c.Foreground, "foreground", false, "also log to stderr (default when stderr is a terminal)")
 	fs.DurationVar(&c.TargetIdle, "target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
+	fs.IntVar(&c.MaxTargets, "max-targets", DefaultMaxTargets, "most distinct resmon targets (harness environments) served at once; idle ones make room first")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 0, "how long one backend request may take, body included (default: $"+RequestTimeoutEnv+", else "+proxy.DefaultRequestTimeout.String()+")")
 	fs.DurationVar(&c.RetryWait, "retry-wait", 0, "how long a read whose backend went away waits for a new one (default "+proxy.DefaultRetryWait.String()+")")
 	fs.DurationVar(&c.ExitWhenIdle, "exit-when-idle", 0, "exit after this long with no session (autostarted daemons; 0 = never)")
@@ -102,6 +107,13 @@ func New(c Config) (*Server, error) {
 	if c.ExitWhenIdle < 0 {
 		return nil, errUsage{errors.New("--exit-when-idle must not be negative")}
 	}
+	if c.MaxTargets < 0 {
+		return nil, errUsage{errors.New("--max-targets must not be negative")}
+	}
+	maxTargets := c.MaxTargets
+	if maxTargets == 0 {
+		maxTargets = DefaultMaxTargets
+	}
 	idleTTL := c.TargetIdle
 	if idleTTL == 0 {
 		idleTTL = 5 * time.Minute
@@ -112,19 +124,26 @@ func New(c Config) (*Server, error) {
 	}
 	logFile := c.LogFile
 	if logFile == "" {
-		if logFile, err = paths.LogFile(getenv); err != nil {
-			return nil, err
-		}
+		logFile = paths.LogFile(socket)
 	}
 	if logFile, err = filepath.Abs(logFile); err != nil {
 		return nil, err
 	}
-	log, closeLog, err := newLogger(logFile, c.Foreground)
-	if err != nil {
-		return nil, err
+	// A log that cannot be opened never stops the daemon: it logs to stderr instead (the
+	// journal under the service) and status says so.
+	log, closeLog, logErr := newLogger(logFile, c.Foreground)
+	if logErr != nil {
+		fmt.Fprintf(os.Stderr, "resmongw serve: not logging to a file: %v; logging to stderr\n", logErr)
+		log, closeLog = stderrLogger()
+		logFile = ""
 	}
 	d, cancel := newDaemon(socket, logFile, log, newSlogBridge(log), idleTTL,
 		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}, RetryWait: c.RetryWait})
+	if logErr != nil {
+		d.logProblem = logErr.Error()
+		log.Warn("the log file cannot be opened; logging to stderr", zap.Error(logErr))
+	}
+	d.targets.max = maxTargets
 	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
 }
 
@@ -149,7 +168,7 @@ func (s *Server) Listen() (*net.UnixListener, error) {
 		d.log.Error("socket directory", zap.Error(err))
 		return nil, err
 	}
-	lock, err := acquireLock(paths.LockFile(d.socket))
+	lock, err := acquireLock(d.socket)
 	if err != nil {
 		var ar *errAlreadyRunning
 		if errors.As(err, &ar) {

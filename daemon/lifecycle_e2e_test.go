@@ -103,8 +103,10 @@ func TestRestartBringsAnAutostartedDaemonBack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, errOut, code := w.runCmd(ctx, nil, "restart")
-	if code != 0 || !strings.Contains(out, "started the daemon") {
+	// The restart follows the daemon it replaces, not the asker's environment (which here
+	// would make a daemon that stays).
+	out, errOut, code := w.runCmd(ctx, []string{shim.ExitWhenIdleEnv + "=0"}, "restart")
+	if code != 0 || !strings.Contains(out, "started the daemon") || !strings.Contains(out, "exits after 10m0s") {
 		t.Fatalf("restart: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
 	if !testkit.WaitGone(old, 30*time.Second) {
@@ -114,8 +116,8 @@ func TestRestartBringsAnAutostartedDaemonBack(t *testing.T) {
 	if now == 0 || now == old || !testkit.Alive(now) {
 		t.Fatalf("after restart: daemon pid %d (old %d)", now, old)
 	}
-	if !strings.Contains(daemonArgs(t, now), "--exit-when-idle") {
-		t.Errorf("the restarted daemon stays for ever: %s", daemonArgs(t, now))
+	if !strings.Contains(daemonArgs(t, now), "--exit-when-idle 10m0s") {
+		t.Errorf("the restarted daemon does not exit after the autostarted one's idle period: %s", daemonArgs(t, now))
 	}
 	s2 := w.connect(ctx, "", simEnv(sim)...)
 	if got := healthRuntimeID(ctx, t, s2.cs); got != sim.RuntimeID() {
@@ -143,6 +145,33 @@ func TestStartWithoutServiceStartsADaemonThatStays(t *testing.T) {
 	}
 	if out, _, code := w.runCmd(ctx, nil, "start"); code != 0 || !strings.Contains(out, "already running (pid "+strconv.Itoa(pid)) {
 		t.Fatalf("second start: exit %d\n%s", code, out)
+	}
+}
+
+// Issue 25.6d: `resmongw restart` of a daemon that `start` began brings back one that stays,
+// and says nothing of an idle exit.
+func TestRestartKeepsAStartedDaemonResident(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.reapDaemonOnCleanup()
+	ctx := testCtx(t)
+	if out, errOut, code := w.runCmd(ctx, nil, "start"); code != 0 {
+		t.Fatalf("start: exit %d\n%s%s", code, out, errOut)
+	}
+	old := w.DaemonPID()
+	out, errOut, code := w.runCmd(ctx, nil, "restart")
+	if code != 0 || !strings.Contains(out, "started the daemon") || strings.Contains(out, "exits after") {
+		t.Fatalf("restart: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	if !testkit.WaitGone(old, 30*time.Second) {
+		t.Fatalf("old daemon %d still alive", old)
+	}
+	now := w.DaemonPID()
+	if now == 0 || now == old {
+		t.Fatalf("after restart: daemon pid %d (old %d)", now, old)
+	}
+	if args := daemonArgs(t, now); strings.Contains(args, "--exit-when-idle") {
+		t.Errorf("a started daemon came back as one that exits when idle: %s", args)
 	}
 }
 

@@ -6,15 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/resmongw/resmongw/scrub"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"gopkg.in/natefinch/lumberjack.v2"
-
-	"github.com/resmongw/resmongw/scrub"
-	"github.com/resmongw/resmongw/trustfile"
 )
 
 // newLogger logs JSON to a rotated, buffered file (mode 0600) and, when asked, to stderr
@@ -26,12 +22,10 @@ func newLogger(path string, stderr bool) (*zap.Logger, func(), error) {
 
 // newLoggerTo is newLogger with the writer that hears about a failing log file (noise).
 func newLoggerTo(path string, stderr bool, noise io.Writer) (*zap.Logger, func(), error) {
-	if err := openLogFile(path); err != nil {
+	lf, err := openLogFile(path, logMaxSize, logBackups)
+	if err != nil {
 		return nil, nil, err
 	}
-	lj := &lumberjack.Logger{Filename: path, MaxSize: 10, MaxBackups: 3, MaxAge: 28}
-	enc := zap.NewProductionEncoderConfig()
-	enc.EncodeTime = zapcore.ISO8601TimeEncoder
 	// The file sink is buffered: a write syscall per tool call was a visible part of a call's
 	// cost. Entries reach the file within a second, at once when 256 KiB pile up, and on Stop
 	// (shutdown); only a SIGKILL can lose the last second of reads. A flush never splits an entry, so
@@ -41,31 +35,38 @@ func newLoggerTo(path string, stderr bool, noise io.Writer) (*zap.Logger, func()
 	// a write call (a "write" field that is true). Each is written to the file at once, with
 	// what was buffered before it, so the line that explains a failure and the record of
 	// every write to resmon survive even a SIGKILL. Reads, nearly every call, stay buffered.
-	file := newLogSink(scrubWriter{lj}, 256<<10, time.Second, noise)
-	cores := []zapcore.Core{flushCore{Core: zapcore.NewCore(zapcore.NewJSONEncoder(enc), file, zap.InfoLevel), flush: file.Sync}}
+	file := newLogSink(scrubWriter{lf}, 256<<10, time.Second, noise)
+	cores := []zapcore.Core{flushCore{Core: zapcore.NewCore(jsonEncoder(), file, zap.InfoLevel), flush: file.Sync}}
 	if stderr {
-		cores = append(cores, zapcore.NewCore(zapcore.NewJSONEncoder(enc), zapcore.Lock(zapcore.AddSync(scrubWriter{os.Stderr})), zap.InfoLevel))
+		cores = append(cores, stderrCore())
 	}
-	// zap reports a failed write on ErrorOutput once per entry; the sink never fails a write
-	// (it reports itself, bounded), so this only catches a failing stderr, and quietly.
-	log := zap.New(scrubCore{zapcore.NewTee(cores...)}, zap.ErrorOutput(zapcore.AddSync(io.Discard)))
-	return log, func() { _ = log.Sync(); file.Stop(); _ = lj.Close() }, nil
+	log := logger(cores...)
+	return log, func() { _ = log.Sync(); file.Stop(); _ = lf.Close() }, nil
 }
 
-// openLogFile makes sure the log file is ours before lumberjack opens it by name: its
-// directory is created 0700 and it and its ancestors must be ours or root's and writable by
-// nobody else unless sticky (trustfile.CheckHolder: so nobody can swap the file later), and the file is created or opened with O_NOFOLLOW, so a symlink planted there
-// is refused rather than followed (it used to be chmodded and appended to), and it must be a
-// regular file of our own; it is then made 0600.
-func openLogFile(path string) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("log directory: %w", err)
-	}
-	if err := trustfile.CheckHolder(dir); err != nil {
-		return fmt.Errorf("log directory: %w", err)
-	}
-	return checkLogFile(path)
+// stderrLogger is the daemon's log when its file cannot be opened: the daemon serves
+// regardless, and its entries go to stderr, which the service manager keeps (the journal,
+// launchd's log); status says where the log went and why.
+func stderrLogger() (*zap.Logger, func()) {
+	log := logger(stderrCore())
+	return log, func() { _ = log.Sync() }
+}
+
+func jsonEncoder() zapcore.Encoder {
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	return zapcore.NewJSONEncoder(enc)
+}
+
+func stderrCore() zapcore.Core {
+	return zapcore.NewCore(jsonEncoder(), zapcore.Lock(zapcore.AddSync(scrubWriter{os.Stderr})), zap.InfoLevel)
+}
+
+// logger scrubs every entry before cores see it. zap reports a failed write on ErrorOutput
+// once per entry; the file's sink never fails a write (it reports itself, bounded), so this
+// only catches a failing stderr, and quietly.
+func logger(cores ...zapcore.Core) *zap.Logger {
+	return zap.New(scrubCore{zapcore.NewTee(cores...)}, zap.ErrorOutput(zapcore.AddSync(io.Discard)))
 }
 
 // flushCore writes through its core and flushes the sink at once after the entries that

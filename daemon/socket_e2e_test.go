@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/sessionwire"
 )
 
@@ -51,7 +52,7 @@ func TestSocketGoneWhileLockHeld(t *testing.T) {
 	w.startDaemon()
 	pid := w.DaemonPID()
 	socket := filepath.Join(testkit.ShortTempDir(t), "mcp.sock")
-	lock := filepath.Join(filepath.Dir(socket), "daemon.lock")
+	lock := paths.LockFile(socket)
 	if err := os.WriteFile(lock, []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

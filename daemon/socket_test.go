@@ -145,7 +145,7 @@ func TestPrivateDirRefusesSymlinksAndOtherUsers(t *testing.T) {
 }
 
 func TestLockIsExclusiveAndNamesHolder(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "daemon.lock")
+	p := filepath.Join(t.TempDir(), "s.sock")
 	l, err := acquireLock(p)
 	if err != nil {
 		t.Fatal(err)

@@ -43,9 +43,11 @@ func privateDir(dir string) error {
 	return nil
 }
 
-// instanceLock is the single-instance lock: an flock on <dir>/daemon.lock holding our pid.
-// The kernel drops it when the process dies, even on SIGKILL.
-type instanceLock struct{ f *os.File }
+// instanceLock is the single-instance lock: an exclusive flock on the socket's lock file
+// (paths.LockFile) holding our pid, and a shared one on the directory's lock of older
+// versions (paths.LegacyLockFile), which such a daemon holds exclusively. The kernel drops
+// both when the process dies, even on SIGKILL.
+type instanceLock struct{ f, legacy *os.File }
 
 // errAlreadyRunning carries the holder's pid (best effort) for the message.
 type errAlreadyRunning struct {
@@ -60,12 +62,32 @@ func (e *errAlreadyRunning) Error() string {
 	return fmt.Sprintf("already running (lock %s)", e.path)
 }
 
-func acquireLock(path string) (*instanceLock, error) {
+// acquireLock takes socket's lock. The legacy lock is taken first, shared: daemons of this
+// version on other sockets of the directory hold it too, and only an older daemon (holding
+// it exclusively) makes it fail.
+func acquireLock(socket string) (*instanceLock, error) {
+	legacy, err := flockFile(paths.LegacyLockFile(socket), unix.LOCK_SH)
+	if err != nil {
+		return nil, err
+	}
+	f, err := flockFile(paths.LockFile(socket), unix.LOCK_EX)
+	if err != nil {
+		legacy.Close()
+		return nil, err
+	}
+	// The pid is for people and for the "already running" message; the lock is the flock.
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return &instanceLock{f: f, legacy: legacy}, nil
+}
+
+// flockFile opens (creating) path and flocks it with how, never waiting.
+func flockFile(path string, how int) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB); err != nil {
 		defer f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			b := make([]byte, 32)
@@ -75,10 +97,7 @@ func acquireLock(path string) (*instanceLock, error) {
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
-	// The pid is for people and for the "already running" message; the lock is the flock.
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return &instanceLock{f: f}, nil
+	return f, nil
 }
 
 // stat describes the locked file (nil if unknown).
@@ -93,7 +112,7 @@ func (l *instanceLock) stat() os.FileInfo {
 	return fi
 }
 
-// Release drops the lock. The file stays: removing it could let a second daemon lock a new
+// Release drops the locks. The files stay: removing one could let a second daemon lock a new
 // inode while a third still waits on the old one.
 func (l *instanceLock) Release() {
 	if l == nil || l.f == nil {
@@ -103,6 +122,8 @@ func (l *instanceLock) Release() {
 	_ = unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
 	_ = l.f.Close()
 	l.f = nil
+	_ = l.legacy.Close() // never written; closing drops the shared lock
+	l.legacy = nil
 }
 
 var umaskMu sync.Mutex
@@ -132,5 +153,5 @@ func listenPrivate(path string) (*net.UnixListener, error) {
 	return ln, nil
 }
 
-// socketDir is the directory holding the socket and the lock.
+// socketDir is the directory holding the socket and its lock.
 func socketDir(socket string) string { return filepath.Dir(socket) }

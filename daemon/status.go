@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/scrub"
 	"github.com/resmongw/resmongw/trustfile"
 )
 
@@ -24,6 +27,9 @@ type Status struct {
 	// OtherDaemons are live daemons of this user on other sockets (filled in by the status
 	// command, not the daemon): there should be none.
 	OtherDaemons []OtherDaemon `json:"other_daemons,omitempty"`
+	// Refused says why the caller's environment has no target: the daemon serves its limit of
+	// targets, every one with a session (a session from that environment is refused alike).
+	Refused string `json:"refused,omitempty"`
 }
 
 // DaemonStatus describes the daemon process.
@@ -33,7 +39,10 @@ type DaemonStatus struct {
 	StartedAt     time.Time `json:"started_at"`
 	UptimeSeconds float64   `json:"uptime_seconds"`
 	Socket        string    `json:"socket"`
-	LogFile       string    `json:"log_file"`
+	LogFile       string    `json:"log_file"` // "" when the daemon could not open one (LogProblem)
+	// LogProblem is why the log file could not be opened; the daemon logs to stderr then
+	// (the journal, or launchd's log, under the service).
+	LogProblem string `json:"log_problem,omitempty"`
 }
 
 // TargetStatus is one target: where it looks, what it found, and its calls.
@@ -91,7 +100,7 @@ type SessionStatus struct {
 // status builds the report; callerEnv's target is evaluated too (created if need be, which
 // also warms it up for the session that usually follows).
 func (d *daemon) status(callerEnv discovery.Target) Status {
-	caller := d.targets.acquire(callerEnv)
+	caller, refused := d.targets.acquire(callerEnv) // nil: shutting down, or no room for it
 	if caller != nil {
 		defer d.targets.release(caller)
 		ctx, cancel := context.WithTimeout(d.ctx, statusSettle)
@@ -101,7 +110,7 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 	now := time.Now()
 	st := Status{
 		Daemon: DaemonStatus{Version: Version, PID: os.Getpid(), StartedAt: d.started,
-			UptimeSeconds: now.Sub(d.started).Seconds(), Socket: d.socket, LogFile: d.logFile},
+			UptimeSeconds: now.Sub(d.started).Seconds(), Socket: d.socket, LogFile: d.logFile, LogProblem: d.logProblem},
 		Targets:  []TargetStatus{},
 		Sessions: []SessionStatus{},
 	}
@@ -134,8 +143,32 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 		}
 		return st.Targets[i].Key < st.Targets[j].Key
 	})
-	st.OK = caller != nil && targetsOK(st.Targets) // no caller target: shutting down
-	return st
+	st.OK = caller != nil && targetsOK(st.Targets) // no caller target: shutting down, or no room
+	if refused != nil && !errors.Is(refused, errShuttingDown) {
+		st.Refused = refused.Error()
+	}
+	return scrubbed(st)
+}
+
+// scrubbed is st with every registered token removed from every text it carries: status
+// shows what backends said (a version, a runtime id, an error message), and a backend that
+// echoes its token there must not make status print it. The whole encoding is scrubbed, as an
+// answer is, so no field can be forgotten; tokens are drawn from [A-Za-z0-9_-], which JSON
+// never escapes, so the encoded text holds them as they are.
+func scrubbed(st Status) Status {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return st // cannot happen: Status is plain data
+	}
+	clean := scrub.Bytes(b)
+	if bytes.Equal(clean, b) {
+		return st
+	}
+	var out Status
+	if err := json.Unmarshal(clean, &out); err != nil {
+		return Status{Daemon: DaemonStatus{Version: Version, PID: os.Getpid()}, Targets: []TargetStatus{}, Sessions: []SessionStatus{}}
+	}
+	return out
 }
 
 // targetsOK reports whether every counted target is verified. Idle ones are information

@@ -140,8 +140,17 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 		holder = sessionwire.LockHolder(socket)
 	}
 	installed := serviceInstalled(getenv)
+	// An entry `resmongw demo` printed: its daemon lived in the demo's process, and nothing
+	// starts it again; say the demo is over and how to remove the entry.
+	demo := ""
+	if dir := getenv(sessionwire.DemoEnv); dir != "" && holder == 0 {
+		demo = sessionwire.DemoUnreachable(dir, fmt.Errorf("no daemon at %s", socket)).Error()
+	}
 	if asJSON {
 		v := map[string]any{"running": holder > 0, "socket": socket, "ok": false, "service_installed": installed}
+		if demo != "" {
+			v["demo"] = demo
+		}
 		if holder > 0 {
 			v["pid"] = holder
 			v["socket_missing"] = true
@@ -155,6 +164,8 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 	}
 	defer renderOthers(w, others)
 	switch {
+	case demo != "":
+		fmt.Fprintln(w, demo+".")
 	case holder > 0:
 		fmt.Fprintf(w, "resmongw is running but unreachable: %s.\n", sessionwire.SocketGone(holder, socket))
 	case installed:
@@ -201,6 +212,9 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 	fmt.Fprintf(w, "resmongw %s: pid %d, up %s, socket %s\n", d.Version, d.PID,
 		roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))), d.Socket)
 	renderOthers(w, st.OtherDaemons)
+	if d.LogProblem != "" {
+		fmt.Fprintf(w, "log: %s\n", logLine(d))
+	}
 	calls := map[string]int{}
 	for i, t := range st.Targets {
 		calls[t.Key] = i + 1
@@ -221,12 +235,23 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 			fmt.Fprintf(w, "  tried %s\n", orNone(strings.Join(u.Tried, ", ")))
 		}
 	}
+	if st.Refused != "" {
+		fmt.Fprintf(w, "this shell's environment: no target: %s\n", st.Refused)
+	}
 	if len(st.Sessions) == 0 {
 		fmt.Fprintln(w, "sessions: none")
 	}
 	for _, s := range st.Sessions {
 		fmt.Fprintf(w, "session %d: %s, target %d, for %s\n", s.ID, clientLabel(s), calls[s.Target], roundDur(now.Sub(s.Since)))
 	}
+}
+
+// logLine is where the daemon's log goes.
+func logLine(d DaemonStatus) string {
+	if d.LogProblem != "" {
+		return "stderr only (the journal under the service): the log file cannot be opened: " + d.LogProblem
+	}
+	return d.LogFile
 }
 
 // targetNote says why a target is listed and whether it counts in the exit code.
@@ -276,9 +301,12 @@ func renderVerbose(w io.Writer, st *Status, now time.Time) {
 	d := st.Daemon
 	fmt.Fprintf(tw, "resmongw %s\tpid %d, up %s\n", d.Version, d.PID, roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))))
 	fmt.Fprintf(tw, "socket\t%s\n", d.Socket)
-	fmt.Fprintf(tw, "log\t%s\n", d.LogFile)
+	fmt.Fprintf(tw, "log\t%s\n", logLine(d))
 	tw.Flush()
 	renderOthers(w, st.OtherDaemons)
+	if st.Refused != "" {
+		fmt.Fprintf(w, "this shell's environment: no target: %s\n", st.Refused)
+	}
 	number := map[string]int{} // targets are numbered for the session lines; keys are long
 	for i, t := range st.Targets {
 		number[t.Key] = i + 1

@@ -147,7 +147,7 @@ func (w *Watcher) Start(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the watcher's goroutines and its fsnotify watcher and closes subscriber
+// Close stops the watcher's goroutine, drops its directories from the shared file watch and closes subscriber
 // channels. It is idempotent and safe to call without Start.
 func (w *Watcher) Close() error {
 	w.mu.Lock()
@@ -277,7 +277,8 @@ func (w *Watcher) log(msg string, kv ...any) {
 	}
 }
 
-// run is the one goroutine that owns discovery, timers and the fsnotify watcher.
+// run is the one goroutine that owns discovery, timers and this watcher's share of the
+// process's file watch (fswatch.go).
 func (w *Watcher) run(ctx context.Context, l *loop) {
 	defer close(w.done)
 	defer l.close()
@@ -343,13 +344,13 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 		select {
 		case <-ctx.Done():
 			return
-		case ev := <-l.events():
-			if l.relevant(ev) {
-				nudge()
+		case <-l.kicks():
+			nudge()
+		case err := <-l.resyncs():
+			if err != nil {
+				// ErrEventOverflow means events were lost; any other error may mean the same.
+				w.log("discovery: watch error, rescanning", "error", err.Error())
 			}
-		case err := <-l.errors():
-			// ErrEventOverflow means events were lost; any other error may mean the same.
-			w.log("discovery: watch error, rescanning", "error", err.Error())
 			l.sync()
 			nudge()
 		case <-w.recheck:

@@ -29,8 +29,8 @@ func TestPinnedPortNeverFallsThrough(t *testing.T) {
 	ctx := testkit.Context(t, 60*time.Second)
 	s := w.connect(ctx, append(simEnv(sim), "RESMON_PORT="+strconv.Itoa(dead))...)
 	sim.ResetRequests()
-	for _, tool := range []string{"health", "search_corpus"} {
-		r := s.call(ctx, tool, map[string]any{"query": "graph"})
+	for tool, args := range map[string]map[string]any{"health": {}, "search_corpus": {"query": "graph"}} {
+		r := s.call(ctx, tool, args)
 		if r.code() != proxy.CodeBackendUnavailable || !strings.Contains(message(r), strconv.Itoa(dead)) {
 			t.Fatalf("%s with RESMON_PORT=%d: %v %v, want backend_unavailable naming it", tool, dead, r.code(), r.payload)
 		}

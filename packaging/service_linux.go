@@ -67,7 +67,7 @@ func newPlatform(bin string) (*servicePlatform, error) {
 				return []string{"systemctl " + verb + " --user " + u}
 			}
 		},
-		logHint: "See why with: systemctl --user status resmongw; journalctl --user -u resmongw (start failures); the daemon's log: ~/.local/state/resmongw/resmongw.log",
+		logHint: "See why with: systemctl --user status resmongw; journalctl --user -u resmongw (start failures); the daemon's log: resmongw status --verbose names it (beside the socket)",
 	}, nil
 }
 

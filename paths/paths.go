@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"github.com/resmongw/resmongw/launchd"
 	"github.com/resmongw/resmongw/systemd"
@@ -122,8 +123,14 @@ func testRoot(getenv func(string) string) string {
 	return ""
 }
 
-// LockFile is the daemon's single-instance lock, next to its socket.
-func LockFile(socket string) string { return filepath.Join(filepath.Dir(socket), "daemon.lock") }
+// LockFile is the daemon's single-instance lock: the socket's path plus ".lock". It belongs
+// to the socket, not to its directory, so two sockets in one directory have a daemon each.
+func LockFile(socket string) string { return socket + ".lock" }
+
+// LegacyLockFile is the lock of daemons from before LockFile: one per directory, which such a
+// daemon holds exclusively with its pid in it. Today's daemons hold it shared and write
+// nothing there, so neither kind starts beside the other in one directory while versions mix.
+func LegacyLockFile(socket string) string { return filepath.Join(filepath.Dir(socket), "daemon.lock") }
 
 // StateHome is $XDG_STATE_HOME, or ~/.local/state when unset or relative (XDG says to ignore
 // relative values).
@@ -150,22 +157,13 @@ func Home(getenv func(string) string) (string, error) {
 	return h, nil
 }
 
-// LogFile is the daemon's default log: Linux $XDG_STATE_HOME/resmongw/resmongw.log (or
-// ~/.local/state/…), macOS ~/Library/Logs/resmongw/resmongw.log.
-func LogFile(getenv func(string) string) (string, error) {
-	if runtime.GOOS == "darwin" {
-		home, err := Home(getenv)
-		if err != nil {
-			return "", err
-		}
-		return filepath.Join(home, launchd.LogDir, "resmongw.log"), nil
-	}
-	state, err := StateHome(getenv)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(state, "resmongw", "resmongw.log"), nil
-}
+// LogFile is the daemon's default log: beside its socket, in the socket's own private
+// directory, named after the socket (mcp.sock → mcp.log), so two daemons on two sockets of
+// one directory keep a log each. Like the socket, it depends on the uid (or the socket named)
+// alone: it used to follow $HOME and $XDG_STATE_HOME, so whichever harness autostarted the
+// daemon chose its log, a harness without HOME started no daemon, and a HOME another user had
+// made in /tmp blocked autostart.
+func LogFile(socket string) string { return strings.TrimSuffix(socket, ".sock") + ".log" }
 
 // ServiceFile is where `resmongw install` writes the per-user service under home, and where
 // the shim and status look for it: the systemd user unit on Linux

@@ -42,11 +42,15 @@ var enumSentences = map[string]func(got string, allowed []string) string{
 
 // checkArguments checks every present, non-null argument of a call to tool against the tool's
 // input schema. Properties are checked in name order, so the first refusal is the same every
-// time. Arguments the schema does not declare are left to the handler (most are ignored, as
-// in the reference).
+// time. An argument the schema does not declare is refused, naming the nearest one it does
+// (a deliberate difference: the reference ignores it, so a misspelt optional argument, such
+// as run_sweep's expected_runtime for expected_runtime_id, silently ran the call without it).
 func checkArguments(tool string, schema map[string]any, args map[string]any) *ToolError {
 	props, _ := schema["properties"].(map[string]any)
 	required, _ := schema["required"].([]string)
+	if terr := checkUnknown(tool, "", props, args); terr != nil {
+		return terr
+	}
 	for _, name := range sortedKeys(props) {
 		v, ok := args[name]
 		if !ok || v == nil || v == "" && slices.Contains(required, name) {
@@ -119,6 +123,11 @@ func checkItems(key, path string, prop map[string]any, items []any) *ToolError {
 // checkProperties checks the declared properties of an object argument (entity).
 func checkProperties(key, path string, prop map[string]any, m map[string]any) *ToolError {
 	inner, _ := prop["properties"].(map[string]any)
+	if inner != nil {
+		if terr := checkUnknown(key, path+".", inner, m); terr != nil {
+			return terr
+		}
+	}
 	for _, name := range sortedKeys(inner) {
 		iv, ok := m[name]
 		if !ok || iv == nil {
@@ -333,4 +342,74 @@ func quoteOr(values []string) string {
 		return strings.Join(q, "")
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// readWithoutSchema are arguments a handler reads though its schema does not declare them,
+// so that its own sentence answers: search_corpus refuses a true offset with how to page.
+var readWithoutSchema = map[string]bool{"search_corpus.offset": true}
+
+// checkUnknown refuses the first argument (in name order) that props does not declare,
+// naming the nearest declared one and every one there is; nothing has been sent. prefix is
+// "" at the top level, "entity." inside an object argument.
+func checkUnknown(key, prefix string, props map[string]any, args map[string]any) *ToolError {
+	for _, name := range sortedKeys(args) {
+		if _, ok := props[name]; ok || readWithoutSchema[key+"."+name] {
+			continue
+		}
+		known := sortedKeys(props)
+		msg := fmt.Sprintf("Unknown argument '%s%s'.", prefix, name)
+		detail := map[string]any{"argument": prefix + name, "known": known}
+		if near := nearest(name, known); near != "" {
+			msg = fmt.Sprintf("Unknown argument '%s%s'; did you mean '%s%s'?", prefix, name, prefix, near)
+			detail["did_you_mean"] = prefix + near
+		}
+		if len(known) == 0 {
+			msg += " It takes no arguments."
+		} else {
+			msg += " Known: " + strings.Join(known, ", ") + "."
+		}
+		return NewError(CodeInvalidArgument, msg+" Nothing was sent.", detail)
+	}
+	return nil
+}
+
+// nearest is the known name closest to name: one that starts with it or it starts with
+// (expected_runtime → expected_runtime_id), else the fewest edits when they are few for its
+// length; "" when none is close.
+func nearest(name string, known []string) string {
+	best, bestD := "", -1
+	for _, k := range known {
+		d := editDistance(strings.ToLower(name), strings.ToLower(k))
+		if strings.HasPrefix(k, name) || strings.HasPrefix(name, k) {
+			d = min(d, 1)
+		}
+		if bestD < 0 || d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if bestD < 0 || bestD > max(2, len(name)/3) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes: argument names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

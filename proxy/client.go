@@ -364,6 +364,9 @@ func decodeSuccess(body []byte, contentType string) (any, *ToolError) {
 		return nil, nil
 	}
 	if v, ok := decodeJSON(body); ok {
+		if v == nil {
+			return jsonNull, nil // not an empty body (see jsonNullReply)
+		}
 		return v, nil
 	}
 	if isJSONType(contentType) {

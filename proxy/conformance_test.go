@@ -28,7 +28,9 @@ var updateConformance = flag.Bool("update", false, "rewrite the server sections 
 // conformanceTools is the corpus's tool table: a read, a failing read and a write, listed out of
 // name order so the corpus shows tools/list keeps table order.
 func conformanceTools() []Tool {
-	obj := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}
+	// isError is declared so the corpus can show a payload that mentions isError (unknown
+	// arguments are refused).
+	obj := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}, "isError": map[string]any{"type": "boolean"}}}
 	return []Tool{
 		{Name: "echo", Description: "Echoes its arguments.", InputSchema: obj,
 			Handler: func(_ context.Context, _ API, args map[string]any) (any, error) {

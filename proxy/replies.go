@@ -30,9 +30,22 @@ func shapeError(what, got string, write bool) *ToolError {
 	return NewError(CodeUpstreamError, msg, map[string]any{"expected": what, "received": got})
 }
 
+// jsonNullReply is a success body that was the JSON literal null, kept apart from an empty
+// body (nil): an empty export is an empty file, while null is no answer at all, and an
+// export tool answering "" for it would invent an empty file.
+type jsonNullReply struct{}
+
+// MarshalJSON keeps it null wherever it is encoded.
+func (jsonNullReply) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
+
+// jsonNull is what the client decodes a null body to.
+var jsonNull any = jsonNullReply{}
+
 // replyKind describes a decoded reply without repeating any of it.
 func replyKind(v any) string {
 	switch x := v.(type) {
+	case jsonNullReply:
+		return "null"
 	case nil:
 		return "an empty reply or null"
 	case string:
@@ -93,6 +106,24 @@ func replyRows(v any, what string, whole any) ([]any, *ToolError) {
 		}
 	}
 	return rows, nil
+}
+
+// rowsHolding checks every row holds each of keys (with any value, null included): a row
+// that lacks what identifies it or what the tool reports from it ([{}]) would otherwise
+// become a row of nulls with facts made up for the missing fields (a routine "not active").
+func rowsHolding(rows []any, what string, keys ...string) *ToolError {
+	for _, r := range rows {
+		m, ok := r.(map[string]any)
+		if !ok {
+			return shapeError(what, "a list holding "+article(jsonKind(r)), false)
+		}
+		for _, k := range keys {
+			if _, has := m[k]; !has {
+				return shapeError(what, "a row without "+k, false)
+			}
+		}
+	}
+	return nil
 }
 
 // replyList is replyRows for a reply that is itself the list.

@@ -24,7 +24,7 @@ const coreLeakToken = "h3aLeakTokenQ9x_Zr7VbN2mK4pL8sT1wY6cD0fH3jA5eG"
 func init() { scrub.Add(coreLeakToken) }
 
 func coreTools() []Tool {
-	obj := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}
+	obj := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}, "s": map[string]any{"type": "string"}}}
 	return []Tool{
 		{Name: "zeta_echo", Description: "echoes", InputSchema: obj, Handler: func(ctx context.Context, api API, args map[string]any) (any, error) {
 			types := map[string]string{}

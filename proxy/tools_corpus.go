@@ -63,7 +63,12 @@ func toolSearchCorpus(ctx context.Context, api API, args map[string]any) (any, e
 	if err != nil {
 		return nil, err
 	}
-	r, rows, terr := objectWithRows(res, "a page of search results", "results")
+	// sort says which order was served: without it, "keyword" (or "cannot rank by meaning")
+	// would be a made-up fact.
+	r, rows, terr := objectWithRows(res, "a page of search results", "results", "sort")
+	if terr == nil {
+		terr = rowsHolding(rows, "a page of search results", "id")
+	}
 	if terr != nil {
 		return nil, terr
 	}
@@ -114,6 +119,9 @@ func toolFindSimilar(ctx context.Context, api API, args map[string]any) (any, er
 		return nil, err
 	}
 	r, rows, terr := objectWithRows(res, "a list of similar papers", "neighbours")
+	if terr == nil {
+		terr = rowsHolding(rows, "a list of similar papers", "id")
+	}
 	if terr != nil {
 		return nil, terr
 	}
@@ -209,6 +217,9 @@ func exportText(res any, err error, format string) (any, error) {
 	case []any:
 		if format == "json" {
 			rows, terr := replyList(v, "a JSON reference export")
+			if terr == nil {
+				terr = rowsHolding(rows, "a JSON reference export", "title")
+			}
 			if terr != nil {
 				return nil, terr
 			}

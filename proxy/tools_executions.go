@@ -112,6 +112,9 @@ func toolListExecutions(ctx context.Context, api API, args map[string]any) (any,
 		return nil, err
 	}
 	all, terr := replyList(res, "a list of executions")
+	if terr == nil {
+		terr = rowsHolding(all, "a list of executions", "id", "status")
+	}
 	if terr != nil {
 		return nil, terr
 	}
@@ -169,6 +172,9 @@ func toolGetExecutionResults(ctx context.Context, api API, args map[string]any) 
 		res = parsed
 	}
 	rows, terr := replyList(res, "an execution's reference export")
+	if terr == nil {
+		terr = rowsHolding(rows, "an execution's reference export", "id", "title") // asked with include_ids
+	}
 	if terr != nil {
 		return nil, terr
 	}

@@ -15,6 +15,9 @@ func toolListSources(ctx context.Context, api API, args map[string]any) (any, er
 		return nil, err
 	}
 	catalog, terr := replyList(res, "the source catalog")
+	if terr == nil {
+		terr = rowsHolding(catalog, "the source catalog", "slug", "api_key_requirement") // never an invented "no key needed"
+	}
 	if terr != nil {
 		return nil, terr
 	}
@@ -124,6 +127,9 @@ func toolGetWatchdogFindings(ctx context.Context, api API, args map[string]any) 
 		return nil, err
 	}
 	body, findings, terr := objectWithRows(res, "the watchdog's findings", "findings")
+	if terr == nil {
+		terr = rowsHolding(findings, "the watchdog's findings", "key")
+	}
 	if terr != nil {
 		return nil, terr
 	}

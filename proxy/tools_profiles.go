@@ -42,6 +42,9 @@ func toolListWatchProfiles(ctx context.Context, api API, args map[string]any) (a
 		return nil, err
 	}
 	_, all, terr := objectWithRows(res, "a list of watch profiles", "profiles")
+	if terr == nil {
+		terr = rowsHolding(all, "a list of watch profiles", "id")
+	}
 	if terr != nil {
 		return nil, terr
 	}
@@ -128,7 +131,11 @@ func toolGetProfileMatches(ctx context.Context, api API, args map[string]any) (a
 	if err != nil {
 		return nil, err
 	}
-	body, rows, terr := objectWithRows(res, "a profile's matches", "matches", "total")
+	// by_basis is required: {} made up for it would read as "no name-only matches".
+	body, rows, terr := objectWithRows(res, "a profile's matches", "matches", "total", "by_basis")
+	if terr == nil {
+		terr = rowsHolding(rows, "a profile's matches", "document_id", "basis")
+	}
 	if terr != nil {
 		return nil, terr
 	}
@@ -149,9 +156,6 @@ func toolGetProfileMatches(ctx context.Context, api API, args map[string]any) (a
 		})
 	}
 	byBasis := body["by_basis"]
-	if byBasis == nil {
-		byBasis = map[string]any{}
-	}
 	return map[string]any{
 		"matches":            matches,
 		"count":              len(matches),
@@ -222,11 +226,30 @@ func toolCreateWatchProfile(ctx context.Context, api API, args map[string]any) (
 	}
 	out := map[string]any{"profile": created}
 	// Placement is the point: the warning sits at the top of the answer, where it is repeated.
-	if w, ok := created["basis_warning"].(string); ok && w != "" {
+	// Each sentence says only what the reply shows: the reference says "Created with an
+	// ORCID" whenever basis_warning is missing, whatever the reply holds.
+	switch w, _ := created["basis_warning"].(string); {
+	case w != "":
 		out["basis_warning"] = w
 		out["detail"] = "Created. " + w + " Add an ORCID with update in the app to change that."
-	} else {
+	case replyORCID(created) != "":
 		out["detail"] = "Created with an ORCID, so a paper can be matched by identity rather than by name."
+	default:
+		out["detail"] = "Created. resmon's reply shows neither an ORCID on the profile nor a basis_warning, so it does not say " +
+			"whether its matches will be by identity or only by name; get_watch_profile shows the profile as resmon keeps it."
 	}
 	return out, nil
+}
+
+// replyORCID is the ORCID a profile in a reply holds ("" when it shows none): a string or
+// {"value": …} under identifiers.orcid, as the backend accepts either.
+func replyORCID(profile map[string]any) string {
+	switch o := valMap(profile["identifiers"])["orcid"].(type) {
+	case string:
+		return strings.TrimSpace(o)
+	case map[string]any:
+		v, _ := o["value"].(string)
+		return strings.TrimSpace(v)
+	}
+	return ""
 }

@@ -20,6 +20,9 @@ func toolListRoutines(ctx context.Context, api API, args map[string]any) (any, e
 		return nil, err
 	}
 	all, terr := replyList(res, "a list of routines")
+	if terr == nil {
+		terr = rowsHolding(all, "a list of routines", "id", "is_active") // never an invented "not active"
+	}
 	if terr != nil {
 		return nil, terr
 	}
@@ -150,8 +153,8 @@ func deliverySummary(body map[string]any) map[string]any {
 	}
 	out := map[string]any{
 		"targets_by_channel":    byChannel,
-		"enabled_target_count":  numberOrZero(sum["enabled_target_count"]),
-		"awaiting_review":       numberOrZero(sum["awaiting_review"]),
+		"enabled_target_count":  numberOrNull(sum["enabled_target_count"]),
+		"awaiting_review":       numberOrNull(sum["awaiting_review"]),
 		"last_state":            nil,
 		"last_channel":          nil,
 		"last_attempts":         nil,
@@ -170,11 +173,13 @@ func deliverySummary(body map[string]any) map[string]any {
 	return out
 }
 
-func numberOrZero(v any) any {
+// numberOrNull is a count the reply holds, or null (unknown) when it holds none: a 0 made
+// up for it would say "no destinations".
+func numberOrNull(v any) any {
 	if _, ok := valInt(v); ok {
 		return v
 	}
-	return 0
+	return nil
 }
 
 // Second layer behind the backend's own stripping of last_error: anything shaped like a URL,
@@ -192,6 +197,10 @@ func redactDestinations(s string) string {
 }
 
 const createdInactive = "Created inactive. Activate it — in resmon, or by asking to turn it on — to put it on its schedule."
+
+// createdButActive is said when the routine was sent inactive but resmon's record of it is
+// active: the reply, not what was sent, is the fact.
+const createdButActive = "Created. It was sent inactive, but resmon's record shows it active, so it is on its schedule; deactivate_routine takes it off."
 
 func toolCreateRoutine(ctx context.Context, api API, args map[string]any) (any, error) {
 	name, terr := requiredStringArg(args, "name")
@@ -244,10 +253,15 @@ func toolCreateRoutine(ctx context.Context, api API, args map[string]any) (any, 
 			record = full
 		}
 	}
-	out := map[string]any{"routine": record, "detail": createdInactive}
+	detail := createdInactive
+	if v, ok := valMap(record)["is_active"]; ok && pyTruthy(v) {
+		// Sent inactive, but the record read back says otherwise: say what it shows.
+		detail = createdButActive
+	}
+	out := map[string]any{"routine": record, "detail": detail}
 	if w, ok := created["entity_warning"].(string); ok && w != "" {
 		out["entity_warning"] = w
-		out["detail"] = createdInactive + " " + w
+		out["detail"] = detail + " " + w
 	}
 	return out, nil
 }

@@ -75,8 +75,12 @@ func (u *Upstream) Close() {
 }
 
 // Call runs r on the current verified generation. A read whose generation vanished under it
-// (transport error or 401) is retried once on the next verified generation; a write is never
-// replayed, and nor is a call with an expected runtime id (contract v2.3: no hidden retry).
+// (transport error or 401) is retried once on the next verified generation. A write is never
+// replayed: the one exception is a write the guard refused with 401, which proves the backend
+// never ran it (resmon restarted on the same port and our token is the previous instance's),
+// so it is sent once, for the first time as far as the backend is concerned, on the next
+// verified generation. A call with an expected runtime id is never retried (contract v2.3: no
+// hidden retry).
 func (u *Upstream) Call(ctx context.Context, r *Request) (any, error) {
 	st, terr := u.state(ctx)
 	if terr != nil {
@@ -96,17 +100,8 @@ func (u *Upstream) Call(ctx context.Context, r *Request) (any, error) {
 	if r.ExpectedRuntimeID != "" {
 		return nil, te
 	}
-	if r.Write {
-		if te.Sent {
-			if te.Detail["reason"] == reasonReadTimeout {
-				// The backend may still be working on it: say that, not "restarted".
-				return nil, writeTimedOut(te, c.opts.RequestTimeout)
-			}
-			return nil, writeInterrupted(te)
-		}
-		// Never reached the backend (refused connection, or the guard's 401), so nothing was
-		// done; the caller may try again, but we do not do it for them.
-		return nil, te
+	if r.Write && !tokenRefused(te) {
+		return nil, writeFailed(te, c)
 	}
 	next, ok := u.waitNewer(ctx, st.Generation)
 	if !ok {
@@ -117,8 +112,33 @@ func (u *Upstream) Call(ctx context.Context, r *Request) (any, error) {
 	res, err = c.Call(ctx, r)
 	if te, ok := err.(*ToolError); ok && te.BackendGone {
 		u.src.Recheck() // once is all a call gets; the next call starts from a fresh check
+		if r.Write {
+			return nil, writeFailed(te, c)
+		}
 	}
 	return res, err
+}
+
+// tokenRefused reports whether te is the guard's 401 (MapStatus): the token was refused
+// before any handler ran, so the request did nothing.
+func tokenRefused(te *ToolError) bool {
+	return te.BackendGone && !te.Sent && te.Message == MsgTokenRefused
+}
+
+// writeFailed is the answer to a write whose generation went away under it (te.BackendGone):
+// one that may have reached the backend has an unknown outcome; one that never did is said
+// to have done nothing. Neither is sent again.
+func writeFailed(te *ToolError, c *Client) *ToolError {
+	if !te.Sent {
+		// Never reached the backend (refused connection, or the guard's 401), so nothing was
+		// done; the caller may try again, but we do not do it for them.
+		return te
+	}
+	if te.Detail["reason"] == reasonReadTimeout {
+		// The backend may still be working on it: say that, not "restarted".
+		return writeTimedOut(te, c.opts.RequestTimeout)
+	}
+	return writeInterrupted(te)
 }
 
 func noteGeneration(ctx context.Context, gen uint64, retried bool) {

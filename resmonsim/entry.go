@@ -2,9 +2,11 @@
 package resmonsim
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/signal"
@@ -19,8 +21,13 @@ import (
 // exit 0); SIGHUP restarts it on the same port with a new token and runtime id. It logs to
 // stderr only and never prints the token. Without --state-dir it works in a fresh private
 // directory, removed at the end; it never writes into a resmon state directory or over another
-// backend's port file.
-func Main(args []string, stderr io.Writer) int { return run(args, stderr) }
+// backend's port file. readPortFile reads an existing port file of --state-dir before the
+// simulator uses that directory: the binary passes the gateway's checked read (a regular file
+// of the user's own, opened so that a FIFO there is refused instead of hanging the read),
+// since the simulator itself imports nothing of the gateway.
+func Main(args []string, stderr io.Writer, readPortFile func(path string) ([]byte, error)) int {
+	return run(args, stderr, readPortFile)
+}
 
 // cliFlags are dev backend's flags.
 type cliFlags struct {
@@ -47,7 +54,7 @@ func newFlagSet() (*flag.FlagSet, *cliFlags) {
 	return fs, &f
 }
 
-func run(args []string, stderr io.Writer) int {
+func run(args []string, stderr io.Writer, readPortFile func(string) ([]byte, error)) int {
 	fs, f := newFlagSet()
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
@@ -65,7 +72,7 @@ func run(args []string, stderr io.Writer) int {
 		}
 		defer os.RemoveAll(d)
 		f.stateDir = d
-	} else if err := checkStateDir(f.stateDir, f.portFile); err != nil {
+	} else if err := checkStateDir(f.stateDir, f.portFile, readPortFile); err != nil {
 		fmt.Fprintln(stderr, "resmongw dev backend:", err)
 		return 1
 	}
@@ -105,7 +112,7 @@ func run(args []string, stderr io.Writer) int {
 // directory (a harness configured for the real app would read invented papers), or one whose
 // port file names a running backend (writing over it would redirect that backend's clients,
 // and removing it at exit would break them).
-func checkStateDir(dir, portFile string) error {
+func checkStateDir(dir, portFile string, read func(string) ([]byte, error)) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -122,7 +129,11 @@ func checkStateDir(dir, portFile string) error {
 	case "":
 		pf = filepath.Join(abs, "resmon.port")
 	}
-	if port, ok := livePort(pf); ok {
+	port, ok, err := livePort(pf, read)
+	if err != nil {
+		return fmt.Errorf("port file %s: %v; the simulator will not use this state directory", pf, err)
+	}
+	if ok {
 		return fmt.Errorf("%s holds the port file of a running backend (%s: port %d answers); the simulator will not take it over (leave --state-dir out for a private directory)", dir, pf, port)
 	}
 	return nil
@@ -130,21 +141,26 @@ func checkStateDir(dir, portFile string) error {
 
 // livePort reads a port file and reports whether something listens on that loopback port. A
 // port file naming a dead port (a crashed backend's) is not live: the simulator may replace it.
-func livePort(portFile string) (int, bool) {
-	b, err := os.ReadFile(portFile)
+// A port file that is there but cannot be trusted (not a regular file, another user's) is an
+// error: the simulator does not use that directory.
+func livePort(portFile string, read func(string) ([]byte, error)) (int, bool, error) {
+	b, err := read(portFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
 	if err != nil {
-		return 0, false
+		return 0, false, err
 	}
 	port, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || port < 1 || port > 65535 {
-		return 0, false
+		return 0, false, nil
 	}
 	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
 	if err != nil {
-		return port, false
+		return port, false, nil
 	}
 	c.Close()
-	return port, true
+	return port, true, nil
 }
 
 // sameDir compares two directories by path, and by inode where both exist.

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 	testkit.RunHelper(mainHelper, func(arg string) int {
 		var args []string
 		_ = json.Unmarshal([]byte(arg), &args)
-		return Main(args, os.Stderr)
+		return Main(args, os.Stderr, os.ReadFile)
 	})
 	testkit.Exit(m.Run())
 }

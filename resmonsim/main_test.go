@@ -108,10 +108,10 @@ func TestMainAsAProcess(t *testing.T) {
 
 func TestMainRejectsBadFlags(t *testing.T) {
 	var b bytes.Buffer
-	if code := run([]string{"--bogus"}, &b); code != 2 {
+	if code := run([]string{"--bogus"}, &b, os.ReadFile); code != 2 {
 		t.Errorf("exit %d for an unknown flag", code)
 	}
-	if code := run([]string{"extra"}, &b); code != 2 {
+	if code := run([]string{"extra"}, &b, os.ReadFile); code != 2 {
 		t.Errorf("exit %d for a stray argument", code)
 	}
 }

@@ -97,6 +97,10 @@ func (s *Sim) handler(inst *instance) http.Handler {
 		}
 		s.requests = append(s.requests, rec)
 		delay := s.delay
+		if s.lateFiles == inst && s.inst == inst {
+			s.lateFiles = nil
+			_ = s.writeFilesLocked(s.lateInPlace)
+		}
 		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()

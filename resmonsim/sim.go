@@ -63,6 +63,12 @@ type RestartOptions struct {
 	NewPort bool          // bind a new free port instead of the old one
 	InPlace bool          // write files by truncate+write instead of temp+rename
 	Delay   time.Duration // gap between stop and start
+	// LateFiles restarts as a crash followed by a quick start on the same port would look
+	// to a client: the old instance's files stay, and the new instance writes its own only
+	// when its first request arrives, before answering it. A client still holding the old
+	// token then reaches the new instance before any file changes, every time (the app's own
+	// window is a few milliseconds).
+	LateFiles bool
 }
 
 // Sim is a running simulated backend. The corpus survives restarts (it is the database);
@@ -70,19 +76,21 @@ type RestartOptions struct {
 type Sim struct {
 	opts Options
 
-	mu        sync.Mutex // guards everything below and the corpus
-	inst      *instance  // nil while stopped
-	port      int
-	token     string
-	runtimeID string
-	startedAt time.Time
-	version   string
-	killed    bool     // the last stop was a crash: reconcile running rows as owner_dead
-	lock      *os.File // daemon.lock, flocked, when Options.DaemonLock
-	delay     time.Duration
-	faults    []*Fault
-	requests  []*Recorded
-	data      *corpus
+	mu          sync.Mutex // guards everything below and the corpus
+	inst        *instance  // nil while stopped
+	port        int
+	token       string
+	runtimeID   string
+	startedAt   time.Time
+	version     string
+	killed      bool      // the last stop was a crash: reconcile running rows as owner_dead
+	lateFiles   *instance // the instance whose files wait for its first request (LateFiles)
+	lateInPlace bool
+	lock        *os.File // daemon.lock, flocked, when Options.DaemonLock
+	delay       time.Duration
+	faults      []*Fault
+	requests    []*Recorded
+	data        *corpus
 }
 
 // instance is one serving generation: one listener, one http.Server.
@@ -113,14 +121,14 @@ func Start(opts Options) (*Sim, error) {
 	s.data = newCorpus(!opts.EmptyCorpus)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.startLocked(opts.Port, false); err != nil {
+	if err := s.startLocked(opts.Port, false, false); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // startLocked binds, mints a new identity, reconciles the corpus and writes the files.
-func (s *Sim) startLocked(port int, inPlace bool) error {
+func (s *Sim) startLocked(port int, inPlace, lateFiles bool) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("resmonsim: listen: %w", err)
@@ -139,7 +147,10 @@ func (s *Sim) startLocked(port int, inPlace bool) error {
 		ErrorLog:          nil,
 	}
 	s.inst = inst
-	if err := s.writeFilesLocked(inPlace); err != nil {
+	s.lateFiles = nil
+	if lateFiles {
+		s.lateFiles, s.lateInPlace = inst, inPlace
+	} else if err := s.writeFilesLocked(inPlace); err != nil {
 		_ = ln.Close()
 		s.inst = nil
 		return err
@@ -366,7 +377,11 @@ func shutdown(inst *instance) error {
 // Restart stops (cleanly, unless the Sim was killed) and starts again with a new token and
 // runtime id, on the same port unless NewPort.
 func (s *Sim) Restart(o RestartOptions) error {
-	if err := s.Stop(); err != nil {
+	stop := s.Stop
+	if o.LateFiles {
+		stop = s.Kill
+	}
+	if err := stop(); err != nil {
 		return err
 	}
 	if o.Delay > 0 {
@@ -384,7 +399,7 @@ func (s *Sim) Restart(o RestartOptions) error {
 	var err error
 	// The old socket may linger briefly in the kernel; retry the bind a few times.
 	for i := 0; i < 50; i++ {
-		if err = s.startLocked(port, o.InPlace); err == nil {
+		if err = s.startLocked(port, o.InPlace, o.LateFiles); err == nil {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -62,6 +62,9 @@ type Reply struct {
 	// take (its drain bound follows its own request timeout), so the asker waits that long
 	// instead of a bound of its own that a slow call could outlast.
 	StopWithinMS int64 `json:"stop_within_ms,omitempty"`
+	// ExitWhenIdleMS, on an accepted stop or restart, is the daemon's idle period (absent: it
+	// stays), so `resmongw restart` brings back the same kind of daemon.
+	ExitWhenIdleMS int64 `json:"exit_when_idle_ms,omitempty"`
 }
 
 // pathKeys are the forwarded variables that name files. A relative one means relative to the

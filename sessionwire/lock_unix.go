@@ -17,9 +17,18 @@ import (
 // on Linux, is a `serve`), else 0. It only reads: taking the lock to test it, even for an
 // instant, could make a daemon starting at that moment exit with "already running". The
 // daemon empties the file when it releases the lock; only a killed daemon leaves its pid, and
-// the liveness check covers that.
+// the liveness check covers that. A daemon from before per-socket locks wrote its pid in the
+// directory's lock file instead (paths.LegacyLockFile), which is read when the socket's names
+// nobody.
 func LockHolder(socket string) int {
-	b, err := os.ReadFile(paths.LockFile(socket))
+	if pid := lockFileHolder(paths.LockFile(socket)); pid > 0 {
+		return pid
+	}
+	return lockFileHolder(paths.LegacyLockFile(socket))
+}
+
+func lockFileHolder(path string) int {
+	b, err := os.ReadFile(path)
 	if err != nil || len(b) > 32 {
 		return 0
 	}

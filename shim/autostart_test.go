@@ -89,7 +89,7 @@ func newServiceWorld(t *testing.T, unitInstalled bool, mode string) *serviceWorl
 }
 
 func (w *serviceWorld) lockFile() string {
-	return filepath.Join(w.runtime, "resmongw", "daemon.lock")
+	return paths.LockFile(filepath.Join(w.runtime, "resmongw", "mcp.sock"))
 }
 
 // daemonArgs is the argv of the daemon holding the lock.
@@ -197,7 +197,7 @@ func TestAutostartWithoutServiceSpawnsDirectly(t *testing.T) {
 
 	p := newServiceWorld(t, true, "start")
 	private := filepath.Join(p.runtime, "private", "p.sock")
-	t.Cleanup(func() { stopDaemonOf(filepath.Join(filepath.Dir(private), "daemon.lock")) })
+	t.Cleanup(func() { stopDaemonOf(paths.LockFile(private)) })
 	p.runShim("RESMONGW_SOCKET=" + private)
 	if calls := p.systemctlCalls(); calls != nil {
 		t.Fatalf("systemctl called for an explicit socket: %q", calls)

@@ -18,38 +18,37 @@ const ExitWhenIdleEnv = "RESMONGW_EXIT_WHEN_IDLE"
 // restarted within it finds its warm daemon, short enough that nothing lingers for days.
 const DefaultExitWhenIdle = 10 * time.Minute
 
-// exitWhenIdle is the --exit-when-idle value for a daemon started now, "" for none.
-func exitWhenIdle(getenv func(string) string) string {
+// exitWhenIdle is the idle period of a daemon the shim starts now (0: it stays).
+func exitWhenIdle(getenv func(string) string) time.Duration {
 	d := DefaultExitWhenIdle
 	if v := getenv(ExitWhenIdleEnv); v != "" {
 		if p, err := time.ParseDuration(v); err == nil && p >= 0 {
 			d = p
 		}
 	}
-	if d == 0 {
-		return ""
-	}
-	return d.String()
+	return d
 }
 
 // startDaemon launches the daemon for the shim's autostart: it exits when idle.
-func startDaemon(path string) (<-chan error, error) { return StartDaemon(path, true) }
+func startDaemon(path string) (<-chan error, error) {
+	return StartDaemon(path, exitWhenIdle(os.Getenv))
+}
 
 // StartDaemon launches `resmongw serve --socket path` from our own binary, with
-// --exit-when-idle when idle is set (see ExitWhenIdleEnv): the shim's autostart, and
-// `resmongw start` and `restart` when no service is installed. Detached: a new session (so the
+// --exit-when-idle when idle is positive (0: the daemon stays): the shim's autostart (see
+// ExitWhenIdleEnv), and `resmongw start` and `restart` when no service is installed. Detached: a new session (so the
 // harness's signals and terminal don't reach it) with stdio on /dev/null (the daemon logs to
 // its file). It is not a child we wait on, but a goroutine reaps it if it exits while we live
 // (e.g. it lost the single-instance race), so it never lingers as a zombie; the channel
 // reports that exit.
-func StartDaemon(path string, idle bool) (<-chan error, error) {
+func StartDaemon(path string, idle time.Duration) (<-chan error, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	args := []string{"serve", "--socket", path}
-	if d := exitWhenIdle(os.Getenv); idle && d != "" {
-		args = append(args, "--exit-when-idle", d)
+	if idle > 0 {
+		args = append(args, "--exit-when-idle", idle.String())
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = "/"

@@ -63,6 +63,8 @@ func Main(args []string, unreachable Unreachable) int {
 	// An explicit socket means a private daemon, which the per-user service does not serve.
 	explicit := *socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
 	autostart := os.Getenv(sessionwire.NoAutostartEnv) != "1"
+	demo := os.Getenv(sessionwire.DemoEnv) // an entry `resmongw demo` printed: its daemon is never started here
+	autostart = autostart && demo == ""
 	if v := os.Getenv(ReconnectWaitEnv); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
@@ -70,9 +72,19 @@ func Main(args []string, unreachable Unreachable) int {
 		}
 		reconnectWait = d
 	}
-	r := newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, polledStdout())
+	dialer := func() (*net.UnixConn, error) {
+		c, err := redial(path, autostart, !explicit)
+		if err != nil && demo != "" {
+			err = sessionwire.DemoUnreachable(demo, err)
+		}
+		return c, err
+	}
+	r := newRelay(dialer, polledStdout())
 	r.unreachable = unreachable
 	conn, err := connect(path, autostart, !explicit)
+	if err != nil && demo != "" {
+		err = sessionwire.DemoUnreachable(demo, err)
+	}
 	if err != nil && unreachable != nil {
 		conn, err = r.serveInProcess(err)
 	}

@@ -24,7 +24,7 @@ import (
 
 // demoName is the server name the demo's harness lines use, so they never replace a real
 // "resmon" entry.
-const demoName = "resmon-demo"
+const demoName = sessionwire.DemoName
 
 func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
@@ -32,20 +32,35 @@ func demoCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "try it: a simulated backend, the daemon, real tool calls, and how to connect a harness",
 		Long: `Start a private simulated resmon backend and a daemon for it (both in a new private
 directory), make a few real tool calls through the real 'resmongw stdio' shim, print them,
-then print the line that connects each harness to this demo. It runs until Ctrl-C, then stops
-everything and removes its directory: nothing is left running and nothing is written
-elsewhere. The data is invented (SIMULATED).`,
+then print the line that connects each harness to this demo. It runs until Ctrl-C (or SIGTERM,
+SIGHUP, or its output closing), then stops everything and removes its directory: nothing is
+left running and nothing is written elsewhere. The data is invented (SIMULATED). A harness
+entry left from an ended demo starts nothing; its calls say the demo has ended and how to
+remove the entry.`,
 		GroupID: "use",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			// The demo's daemon runs in this process and holds the simulator's token: the
+			// same hardening as 'resmongw serve', before any token exists.
+			daemon.Harden()
+			// Every end cleans up as Ctrl-C does: a terminal closing (HUP), a kill (TERM),
+			// or whoever reads our output going away.
 			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 			defer signal.Stop(sigs)
+			// Caught, a write to a closed stdout is an EPIPE error instead of a SIGPIPE that
+			// would kill the demo before it removes its directory.
+			pipes := make(chan os.Signal, 1)
+			signal.Notify(pipes, syscall.SIGPIPE)
+			defer signal.Stop(pipes)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			closed := outputClosed(stdout)
 			go func() {
 				select {
 				case <-sigs:
+					cancel()
+				case <-closed:
 					cancel()
 				case <-ctx.Done():
 				}
@@ -85,7 +100,7 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer) (code int) {
 	}
 	defer sim.Stop()
 
-	srv, err := daemon.New(daemon.Config{Socket: socket, LogFile: filepath.Join(dir, "resmongw.log")})
+	srv, err := daemon.New(daemon.Config{Socket: socket}) // its log: beside the socket, in dir
 	if err != nil {
 		return fail("daemon: %v", err)
 	}
@@ -101,7 +116,9 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer) (code int) {
 		<-served
 	}()
 
-	env := []string{paths.SocketEnv + "=" + socket, "RESMON_STATE_DIR=" + stateDir}
+	// DemoEnv marks the entries printed below: once the demo ends they start nothing and
+	// say the demo has ended (sessionwire.DemoEnv).
+	env := []string{paths.SocketEnv + "=" + socket, "RESMON_STATE_DIR=" + stateDir, sessionwire.DemoEnv + "=" + dir}
 	fmt.Fprintf(stdout, "resmongw demo: a SIMULATED resmon backend (invented papers) at %s,\n", sim.BaseURL())
 	fmt.Fprintf(stdout, "and a daemon for it on %s; everything lives in %s.\n\n", socket, dir)
 	fmt.Fprintln(stdout, "A few tool calls through 'resmongw stdio', as a harness makes them:")
@@ -110,7 +127,7 @@ func runDemo(ctx context.Context, stdout, stderr io.Writer) (code int) {
 		if ctx.Err() != nil {
 			return 0
 		}
-		return fail("%v (the daemon's log: %s)", err, filepath.Join(dir, "resmongw.log"))
+		return fail("%v (the daemon's log: %s)", err, paths.LogFile(socket))
 	}
 	// The demo's session stays open until the end, so the demo target is one in use: a plain
 	// `resmongw status` on this socket follows it, not the absent default backend.
@@ -133,7 +150,7 @@ func demoCalls(ctx context.Context, w io.Writer, exe string, env []string) (_ *m
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.Command(exe, "stdio")
-	cmd.Env = append(minimalEnv(), append(env, sessionwire.NoAutostartEnv+"=1")...)
+	cmd.Env = append(minimalEnv(), env...) // sessionwire.DemoEnv in env: it never autostarts
 	client := mcp.NewClient(&mcp.Implementation{Name: "resmongw-demo", Version: daemon.Version}, nil)
 	// The session outlives cctx (which bounds the calls), so it is connected on ctx.
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)

@@ -89,25 +89,25 @@ func (l *lifecycle) dryRun(verb string) int {
 	return 0
 }
 
-// ask sends the control request and reports what happened; ran says whether a daemon was
-// there to ask.
-func (l *lifecycle) ask(kind string) (ran bool, code int) {
-	pid, version, err := daemon.Control(l.socket, kind, stopWait)
+// ask sends the control request and reports what happened: ran says whether a daemon was
+// there to ask, idle is its idle period (0: it stayed until asked).
+func (l *lifecycle) ask(kind string) (ran bool, idle time.Duration, code int) {
+	st, err := daemon.Control(l.socket, kind, stopWait)
 	switch {
 	case errors.Is(err, daemon.ErrNotRunning):
-		return false, 0
+		return false, 0, 0
 	case err != nil:
 		fmt.Fprintf(l.stderr, "resmongw %s: the daemon at %s: %v\n", kind, l.socket, err)
-		return true, 1
+		return true, 0, 1
 	}
-	fmt.Fprintf(l.stdout, "stopped the daemon (pid %d, version %s) at %s\n", pid, version, l.socket)
-	return true, 0
+	fmt.Fprintf(l.stdout, "stopped the daemon (pid %d, version %s) at %s\n", st.PID, st.Version, l.socket)
+	return true, st.ExitWhenIdle, 0
 }
 
 func (l *lifecycle) stop() int {
 	// The daemon first, asked to stop: its sessions end. A service stop alone would send
 	// SIGTERM, which sessions take for a restart and reconnect through.
-	ran, code := l.ask(sessionwire.KindStop)
+	ran, _, code := l.ask(sessionwire.KindStop)
 	if code != 0 {
 		return code
 	}
@@ -120,13 +120,17 @@ func (l *lifecycle) stop() int {
 	return 0
 }
 
+// restart brings back the kind of daemon that ran: one that exits when idle (autostarted)
+// comes back with the same idle period, one that stays (`start`, or an older daemon that does
+// not say) stays; with none running it starts one that stays, as start does.
 func (l *lifecycle) restart() int {
-	if _, code := l.ask(sessionwire.KindRestart); code != 0 {
+	_, idle, code := l.ask(sessionwire.KindRestart)
+	if code != 0 {
 		return code
 	}
 	// Sessions' shims reconnect and may start a daemon themselves meanwhile; whichever
 	// starts first takes the lock and the others exit, so either way one daemon serves.
-	return l.startNew(true)
+	return l.startNew(idle)
 }
 
 func (l *lifecycle) start() int {
@@ -134,13 +138,13 @@ func (l *lifecycle) start() int {
 		fmt.Fprintf(l.stdout, "resmongw is already running (pid %d) at %s\n", pid, l.socket)
 		return 0
 	}
-	return l.startNew(false)
+	return l.startNew(0)
 }
 
 // startNew starts a daemon through the service when it is installed, else detached in the
-// background (exiting when idle if idle is set, as an autostarted one does), and waits until
-// it serves.
-func (l *lifecycle) startNew(idle bool) int {
+// background (exiting after idle without sessions when it is positive, as an autostarted one
+// does), and waits until it serves.
+func (l *lifecycle) startNew(idle time.Duration) int {
 	if l.service {
 		if code := packaging.ServiceMain("start", nil, l.stdout, l.stderr); code != 0 {
 			return code
@@ -156,18 +160,11 @@ func (l *lifecycle) startNew(idle bool) int {
 	how := "in the background"
 	if l.service {
 		how = "by the service"
-	} else if idle {
-		how += fmt.Sprintf(" (it exits after %s without sessions; $%s sets that)", idleLabel(), shim.ExitWhenIdleEnv)
+	} else if idle > 0 {
+		how += fmt.Sprintf(" (it exits after %s without sessions, as the one it replaced did)", idle)
 	}
 	fmt.Fprintf(l.stdout, "started the daemon (pid %d) %s at %s\n", sessionwire.LockHolder(l.socket), how, l.socket)
 	return 0
-}
-
-func idleLabel() string {
-	if v := os.Getenv(shim.ExitWhenIdleEnv); v != "" {
-		return v
-	}
-	return shim.DefaultExitWhenIdle.String()
 }
 
 // installCmd is `resmongw install`. When a daemon already serves the default socket (one a
@@ -189,10 +186,10 @@ func installCmd(stdout, stderr io.Writer) *cobra.Command {
 				return exitCode(code)
 			}
 			l := &lifecycle{socket: socket, service: true, stdout: stdout, stderr: stderr}
-			if _, code := l.ask(sessionwire.KindRestart); code != 0 {
+			if _, _, code := l.ask(sessionwire.KindRestart); code != 0 {
 				return exitCode(code)
 			}
-			return done(l.startNew(false))
+			return done(l.startNew(0))
 		},
 	}, packaging.ServiceFlagSet("install"))
 }

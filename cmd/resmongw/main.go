@@ -255,7 +255,7 @@ which status shows as SIMULATED. Without --state-dir it works in a new private d
 port file names a running backend.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return done(resmonsim.Main(passArgs(cmd, args), stderr))
+			return done(resmonsim.Main(passArgs(cmd, args), stderr, readPortFile))
 		},
 	}, resmonsim.FlagSet()))
 	return dev

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,11 +59,12 @@ func (w *World) Env(extra ...string) []string {
 	}, extra...)
 }
 
-// LogFile is where the daemon logs under the world's state home.
-func (w *World) LogFile() string { return filepath.Join(w.StateHome, "resmongw", "resmongw.log") }
+// LogFile is where the daemon logs: beside its socket, named after it.
+func (w *World) LogFile() string { return strings.TrimSuffix(w.Socket, ".sock") + ".log" }
 
-// LockFile is the daemon's lock file, next to its socket.
-func (w *World) LockFile() string { return filepath.Join(filepath.Dir(w.Socket), "daemon.lock") }
+// LockFile is the daemon's lock file, the socket's path plus ".lock" (paths.LockFile, which
+// testkit cannot import: paths' own tests use testkit).
+func (w *World) LockFile() string { return w.Socket + ".lock" }
 
 // DaemonPID is the pid the running daemon wrote into its lock file (0 when there is none).
 func (w *World) DaemonPID() int {
