@@ -53,9 +53,9 @@ func (r *relay) serveInProcess(why error) (*net.UnixConn, error) {
 	return ours, nil
 }
 
-// fallBack is the end of a reconnect that found no daemon: the session goes on in process
+// reconnectInProcess is the end of a reconnect that found no daemon: the session goes on in process
 // (when the command gave a way to) instead of ending.
-func (r *relay) fallBack(why error) (*net.UnixConn, *bufio.Reader, sessionwire.Reply, error) {
+func (r *relay) reconnectInProcess(why error) (*net.UnixConn, *bufio.Reader, sessionwire.Reply, error) {
 	if r.unreachable == nil {
 		return nil, nil, sessionwire.Reply{}, why
 	}

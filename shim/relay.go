@@ -475,7 +475,7 @@ func (r *relay) reconnect(gb *sessionwire.Goodbye) error {
 	conn, br, reply, err := r.redial()
 	inProcess := err != nil
 	if inProcess {
-		if conn, br, reply, err = r.fallBack(err); err != nil {
+		if conn, br, reply, err = r.reconnectInProcess(err); err != nil {
 			return err
 		}
 	}
