@@ -1,5 +1,3 @@
-//go:build !linux
-
 package shim
 
 // watchExit has no event to wait on off Linux: the caller polls (see parentwatch_linux.go).

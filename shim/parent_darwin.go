@@ -1,5 +1,3 @@
-//go:build !linux
-
 package shim
 
 // parentArgv0 is unknown off Linux: the stdlib has no portable process table, and the shim
