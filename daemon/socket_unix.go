@@ -37,8 +37,8 @@ func privateDir(dir string) error {
 	case fault == sessionwire.DirOwnerUnknown, fault == sessionwire.DirOtherOwner:
 		return fmt.Errorf("%s is owned by another user; refusing to put the socket there", dir)
 	case fault == sessionwire.DirWritableByOthers:
-		return fmt.Errorf("%s is writable by other users (mode %04o), so another user could replace the socket; refusing to put it there and leaving the directory as it is (make it private with chmod 700 %s, or choose a socket path in a directory of its own with --socket or %s)",
-			dir, fi.Mode().Perm(), dir, paths.SocketEnv)
+		return fmt.Errorf("%s is writable by other users (mode %04o), so another user could replace the socket; refusing to put it there and leaving the directory as it is (%s)",
+			dir, fi.Mode().Perm(), sessionwire.PrivateDirFix(dir, fi, "--socket or "+paths.SocketEnv))
 	}
 	return nil
 }

@@ -187,3 +187,41 @@ func TestExtraArgumentsAreUsageErrors(t *testing.T) {
 		t.Fatalf("stdio extra: %v\n%s", err, out)
 	}
 }
+
+// Issue 25.6f/h: status pointed at a private daemon (RESMONGW_SOCKET, as every test world
+// is) says so and names the default daemon harnesses use; and a resmon that never ran (its
+// state directory does not exist) gets a friendly short form with the next step, not the
+// discovery error.
+func TestStatusWarnsOfAPrivateDaemonAndExplainsAResmonThatNeverRan(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.startDaemon()
+	ctx := testCtx(t)
+	never := filepath.Join(w.Home, "no-resmon-here")
+	out, code := w.runStatus(ctx, []string{"RESMON_STATE_DIR=" + never})
+	if code != 1 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, want := range []string{
+		"WARNING: private daemon: RESMONGW_SOCKET is set, so this is not the default daemon your harnesses use",
+		"unless they were started with the same setting; unset it to see that one.",
+		"resmon has not run here yet (no state directory " + never + ")",
+		"next: start resmon with this state directory",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "No local API token") {
+		t.Errorf("the short form shows the discovery error:\n%s", out)
+	}
+	if out, _ := w.runStatus(ctx, []string{"RESMON_STATE_DIR=" + never}, "--json"); strings.Contains(out, "WARNING") {
+		t.Errorf("--json carries a human warning:\n%s", out)
+	}
+	// Asked at the default socket (RESMONGW_TEST_ROOT moves it under the world), no warning.
+	root := filepath.Join(w.Home, "root")
+	out, _ = w.runStatus(ctx, []string{"RESMONGW_SOCKET=", "RESMONGW_TEST_ROOT=" + root})
+	if strings.Contains(out, "private daemon") {
+		t.Errorf("the default socket is called private:\n%s", out)
+	}
+}

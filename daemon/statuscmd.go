@@ -62,6 +62,9 @@ func StatusMain(o StatusOptions, stdout, stderr io.Writer) int {
 	if err != nil {
 		if sessionwire.IsDown(err) {
 			notRunning(stdout, socket, o.JSON, errors.Is(err, syscall.ENOENT), getenv, others)
+			if !o.JSON {
+				privateDaemonNote(stdout, socket, o.Socket, getenv)
+			}
 			return statusNotRunning
 		}
 		fmt.Fprintln(stderr, "resmongw status:", err)
@@ -76,6 +79,9 @@ func StatusMain(o StatusOptions, stdout, stderr io.Writer) int {
 		renderVerbose(stdout, st, time.Now())
 	default:
 		renderStatus(stdout, st, time.Now())
+	}
+	if !o.JSON {
+		privateDaemonNote(stdout, socket, o.Socket, getenv)
 	}
 	if st.OK {
 		return statusOK
@@ -228,6 +234,9 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 		use := fmt.Sprintf("%d session(s)", t.Sessions)
 		if n > 0 {
 			use += fmt.Sprintf(", %d calls, %d errors", n, errs)
+		}
+		if neverRan(w, i+1, targetNote(t), use, t) {
+			continue
 		}
 		fmt.Fprintf(w, "target %d%s, %s: %s\n", i+1, targetNote(t), use, backendLine(t.State))
 		fmt.Fprintf(w, "  state dir %s (%s)\n", t.State.Resolved.StateDir, t.State.Resolved.StateDirSource)

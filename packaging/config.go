@@ -76,6 +76,8 @@ type configRequest struct {
 	scope  string // claude-code only: "project" (.mcp.json) or "user" (claude mcp add --scope user)
 	write  bool
 	force  bool
+	// fileGiven: --file named the entry's file, whose directory must exist.
+	fileGiven bool
 	// approvals is the tool table's split; nil with --no-approvals.
 	approvals *toolApprovals
 	flags     *flag.FlagSet // the parsed flags, to repeat them in hints
@@ -256,6 +258,7 @@ func (r *configRequest) resolveTarget(file string) error {
 	case r.scope == "user":
 		r.target = ""
 	case file != "":
+		r.fileGiven = true
 		r.target, err = filepath.Abs(file)
 	default:
 		r.target, err = r.h.file(r.home)
@@ -303,17 +306,7 @@ func writeCommand(fs *flag.FlagSet, harnessName string, extra ...string) string 
 
 // claudeAddCommand is the `claude mcp add` line. -e goes after the name: the flag takes
 // several values, and before the name it would swallow the name as one of them.
-func claudeAddCommand(name string, e jsonEntry) string {
-	parts := []string{"claude", "mcp", "add", "--scope", "user", name}
-	for _, k := range sortedKeys(e.Env) {
-		parts = append(parts, "-e", shellQuote(k+"="+e.Env[k]))
-	}
-	parts = append(parts, "--", shellQuote(e.Command))
-	for _, a := range e.Args {
-		parts = append(parts, shellQuote(a))
-	}
-	return strings.Join(parts, " ")
-}
+func claudeAddCommand(name string, e jsonEntry) string { return claudeAdd(name, e).String() }
 
 func indentBlock(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

@@ -60,7 +60,7 @@ const (
 
 // planEntryEdit merges the server entry (and for Codex its tool tables) into the entry file.
 func planEntryEdit(r *configRequest) (*fileEdit, error) {
-	e, err := readEdit(r.target, r.h.fileMode)
+	e, err := readEdit(r.target, r.h.fileMode, !r.fileGiven)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func planEntryEdit(r *configRequest) (*fileEdit, error) {
 
 // planRulesEdit merges rule lists into a JSON settings file.
 func planRulesEdit(path string, mode os.FileMode, lists []jsonRuleList, force, strict bool) (*fileEdit, error) {
-	e, err := readEdit(path, mode)
+	e, err := readEdit(path, mode, true)
 	if err != nil {
 		return nil, err
 	}

@@ -24,10 +24,12 @@ func configEnv(t *testing.T) (home string) {
 		t.Fatal(err)
 	}
 	t.Chdir(work)
-	oldExe, oldNow := executable, now
+	oldExe, oldNow, oldClaude := executable, now, lookClaude
 	executable = func() (string, error) { return testBin, nil }
 	now = func() time.Time { return time.Date(2026, 10, 1, 12, 30, 45, 0, time.UTC) }
-	t.Cleanup(func() { executable, now = oldExe, oldNow })
+	lookClaude = func() (string, error) { return "", os.ErrNotExist } // the claude CLI only where a test puts one
+	t.Setenv("CLAUDE_CONFIG_DIR", "")
+	t.Cleanup(func() { executable, now, lookClaude = oldExe, oldNow, oldClaude })
 	return home
 }
 

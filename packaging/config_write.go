@@ -5,19 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/resmongw/resmongw/internal/lazyre"
 	"github.com/resmongw/resmongw/scrub"
+	"github.com/resmongw/resmongw/trustfile"
 )
 
 // fileEdit is one file `resmongw config --write` changes: what it holds now, what it will
 // hold, and what stands in the way.
 type fileEdit struct {
 	path   string
-	mode   os.FileMode // for a file that does not exist yet
+	mode   os.FileMode // the file's mode, or the one a new file gets
 	src    []byte
 	exists bool
 	out    []byte // the new content; equal to src when nothing changes
@@ -35,21 +37,72 @@ type fileEdit struct {
 	rulesRemoved int
 	// holdsApprovals: the entry's file also holds the approval settings (Codex).
 	holdsApprovals bool
+	// mkdirs: directories above the file are missing and may be created.
+	mkdirs bool
 }
 
 func (e *fileEdit) changes() bool { return !e.exists || !bytes.Equal(e.out, e.src) }
 
-// readEdit reads the file behind path (the real file behind a symlink: dotfile managers keep
-// the link) for an edit.
-func readEdit(path string, mode os.FileMode) (*fileEdit, error) {
-	if r, err := filepath.EvalSymlinks(path); err == nil {
-		path = r
+// readEdit reads the file behind path for an edit. Only a path nobody else controls is
+// followed (trustfile.ResolveForWrite): a dotfile manager's link of the user's own leads to
+// the real file, which is then edited; a link another user planted, or a directory others can
+// write, stops the edit before anything is read. A read-only file is refused: someone made
+// it so on purpose. mkdirs says whether missing directories above the file may be created
+// (a harness's own directory may; the one --file names must exist).
+func readEdit(path string, mode os.FileMode, mkdirs bool) (*fileEdit, error) {
+	real, missing, err := trustfile.ResolveForWrite(path)
+	if err != nil {
+		return nil, fmt.Errorf("refusing to write %s: %w", path, err)
 	}
-	src, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if missing > 1 && !mkdirs {
+		dir := filepath.Dir(real)
+		return nil, fmt.Errorf("%s: the directory %s does not exist, and resmongw does not create the directories --file names; create it (mkdir -p %s) or name a file in a directory that exists", path, dir, shellQuote(dir))
+	}
+	e := &fileEdit{path: real, mode: mode, mkdirs: missing > 1}
+	if missing > 0 {
+		return e, nil
+	}
+	src, perm, err := readOwned(real)
+	if errors.Is(err, fs.ErrNotExist) {
+		return e, nil
+	}
+	if err != nil {
 		return nil, err
 	}
-	return &fileEdit{path: path, mode: mode, src: src, exists: err == nil}, nil
+	if err := writable(real, perm); err != nil {
+		return nil, err
+	}
+	e.src, e.exists, e.mode = src, true, perm
+	return e, nil
+}
+
+// writable refuses a file its owner made read-only.
+func writable(path string, perm fs.FileMode) error {
+	if perm&0o200 != 0 {
+		return nil
+	}
+	return fmt.Errorf("%s is read-only (mode %04o), so resmongw leaves it alone; nothing was written. To let resmongw edit it, make it writable (chmod u+w %s) and run again", path, perm, shellQuote(path))
+}
+
+// errChangedMeanwhile: another program wrote the file between our read and our replace.
+var errChangedMeanwhile = errors.New("changed while resmongw was editing it")
+
+// unchanged re-reads the file just before it is replaced: what another program wrote to it
+// since it was read (an editor, the harness itself) must not be lost.
+func (e *fileEdit) unchanged() error {
+	src, perm, err := readOwned(e.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if e.exists {
+			return fmt.Errorf("%s was removed while resmongw was editing it; nothing was written to it. Run the command again", e.path)
+		}
+		return nil
+	case err != nil:
+		return err
+	case !e.exists || !bytes.Equal(src, e.src):
+		return fmt.Errorf("%s %w (another program wrote to it); nothing was written to it, so what was written there is kept. Run the command again to merge into what it holds now", e.path, errChangedMeanwhile)
+	}
+	return writable(e.path, perm)
 }
 
 // writeConfig plans every file the harness needs, refuses them all when one holds a
@@ -59,7 +112,19 @@ func writeConfig(stdout, stderr io.Writer, r *configRequest) int {
 	if err != nil {
 		return configFail(stderr, "%v", err)
 	}
-	if blocked := reportConflicts(stderr, edits, r.force); blocked {
+	var claude []claudeCommand
+	var userConflict string
+	if r.h.name == "claude-code" && r.scope == "user" {
+		var more []string
+		if claude, more, userConflict, err = planClaudeUser(r); err != nil {
+			return configFail(stderr, "%v", err)
+		}
+		notes = append(notes, more...)
+	}
+	if userConflict != "" {
+		fmt.Fprint(stderr, "resmongw config: "+userConflict)
+	}
+	if blocked := reportConflicts(stderr, edits, r, userConflict != ""); blocked {
 		return 1
 	}
 	ours := r.generatedNames()
@@ -79,14 +144,15 @@ func writeConfig(stdout, stderr io.Writer, r *configRequest) int {
 		}
 		wrote = true
 	}
+	ran, code := runClaude(stdout, stderr, claude)
+	if code != 0 {
+		return code
+	}
 	for _, n := range notes {
 		fmt.Fprintln(stdout, n)
 	}
-	if wrote {
+	if wrote || ran {
 		fmt.Fprintf(stdout, "Restart %s (or reload its MCP servers) to pick it up.\n", r.h.name)
-	}
-	if r.h.name == "claude-code" && r.scope == "user" {
-		fmt.Fprintf(stdout, "The entry itself goes in with: %s\n", claudeAddCommand(r.name, r.entry))
 	}
 	return 0
 }
@@ -101,21 +167,24 @@ func (e *fileEdit) alreadyText() string {
 	return fmt.Sprintf("%s has resmon's approval settings", e.path)
 }
 
-// commitEdit backs up the file (when there is one) and replaces it.
+// commitEdit backs up the file (when it holds anything) and replaces it, unless it changed
+// since it was read: then the backup goes again and the file keeps what it holds.
 func commitEdit(stdout io.Writer, e *fileEdit) error {
-	mode := e.mode
-	if e.exists {
-		if fi, err := os.Stat(e.path); err == nil {
-			mode = fi.Mode().Perm()
-		}
-		bak, err := backupFile(e.path, e.src)
-		if err != nil {
+	bak := ""
+	if e.exists && len(e.src) > 0 {
+		var err error
+		if bak, err = backupFile(e.path, e.src); err != nil {
 			return fmt.Errorf("backing up %s: %v", e.path, err)
 		}
-		fmt.Fprintf(stdout, "backup: %s\n", bak)
 	}
-	if err := writeFileAtomic(e.path, e.out, mode); err != nil {
+	if err := writeFileAtomic(e.path, e.out, e.mode, e.mkdirs, e.unchanged); err != nil {
+		if bak != "" {
+			os.Remove(bak)
+		}
 		return err
+	}
+	if bak != "" {
+		fmt.Fprintf(stdout, "backup: %s\n", bak)
 	}
 	switch {
 	case e.where == "":
@@ -133,33 +202,55 @@ func commitEdit(stdout io.Writer, e *fileEdit) error {
 }
 
 // reportConflicts prints every different entry and contradicting approval setting; without
-// force they block the whole write.
-func reportConflicts(stderr io.Writer, edits []*fileEdit, force bool) (blocked bool) {
+// --force they block the whole write. It ends with the commands that resolve them, one per way
+// out, each the same command as this run plus the one flag that differs.
+func reportConflicts(stderr io.Writer, edits []*fileEdit, r *configRequest, entryConflict bool) (blocked bool) {
+	entries, settings := entryConflict, false
+	blocked = entryConflict
 	for _, e := range edits {
-		if e.existing == "" && len(e.conflicts) == 0 {
-			continue
-		}
-		if force {
+		if (e.existing == "" && len(e.conflicts) == 0) || r.force {
 			continue
 		}
 		blocked = true
 		if e.existing != "" {
-			fmt.Fprintf(stderr, "resmongw config: %s already has a different %s entry:\n\n%s\n\nThe entry resmongw would write:\n\n%s\n\n",
-				e.path, e.where, indentBlock(redactForDisplay(e.existing)), indentBlock(e.proposed))
+			entries = true
+			fmt.Fprintf(stderr, "resmongw config: %s already has an entry named %s (%s), and it differs from resmongw's.\n\nIt has:\n\n%s\n\nresmongw would write:\n\n%s\n\n",
+				e.path, r.name, e.where, indentBlock(redactForDisplay(e.existing)), indentBlock(e.proposed))
 		}
 		if len(e.conflicts) > 0 {
-			fmt.Fprintf(stderr, "resmongw config: %s has approval settings that contradict resmon's tool table:\n\n", e.path)
+			settings = true
+			fmt.Fprintf(stderr, "resmongw config: %s has approval settings for %s that contradict resmon's tool table (reads run without asking, writes ask):\n\n", e.path, r.name)
 			for _, c := range e.conflicts {
 				fmt.Fprintf(stderr, "    %s\n        %s\n", redactForDisplay(c.setting), c.why)
 			}
 			fmt.Fprintln(stderr)
 		}
 	}
-	if blocked {
-		fmt.Fprint(stderr, "Nothing was changed. Run again with --force to replace them (each file is backed up first),\n"+
-			"use --name to add this entry under another name, or --no-approvals to write only the server entry.\n")
+	if !blocked {
+		return false
 	}
-	return blocked
+	var scope []string
+	if r.scope == "user" {
+		scope = []string{"--scope", "user"}
+	}
+	what := "that entry with resmongw's"
+	switch {
+	case entries && settings:
+		what = "that entry and those settings with resmongw's"
+	case settings:
+		what = "those settings with resmon's tool table"
+	}
+	fmt.Fprintf(stderr, "Nothing was changed. To replace %s (each file is backed up first):\n    %s\n",
+		what, writeCommand(r.flags, r.h.name, append(scope, "--force")...))
+	if entries {
+		fmt.Fprintf(stderr, "To keep it and add resmongw's entry beside it, under another name:\n    %s\n",
+			writeCommand(r.flags, r.h.name, append(scope, "--name", r.name+"-gw")...))
+	}
+	if settings && !entries {
+		fmt.Fprintf(stderr, "To keep your settings and write only the server entry:\n    %s\n",
+			writeCommand(r.flags, r.h.name, append(scope, "--no-approvals")...))
+	}
+	return true
 }
 
 var (

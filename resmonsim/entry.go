@@ -64,7 +64,8 @@ func run(args []string, stderr io.Writer, readPortFile func(string) ([]byte, err
 		fmt.Fprintf(stderr, "resmongw dev backend: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if f.stateDir == "" {
+	temp := f.stateDir == ""
+	if temp {
 		d, err := os.MkdirTemp("", "resmonsim-")
 		if err != nil {
 			fmt.Fprintln(stderr, "resmongw dev backend: no state directory:", err)
@@ -89,6 +90,7 @@ func run(args []string, stderr io.Writer, readPortFile func(string) ([]byte, err
 	}
 	sim.SetDelay(f.delay)
 	fmt.Fprintf(stderr, "resmon simulator (SIMULATED DATA) listening on %s, state dir %s\n", sim.BaseURL(), f.stateDir)
+	fmt.Fprint(stderr, nextSteps(f.stateDir, temp))
 	for sig := range sigs {
 		if sig == syscall.SIGHUP {
 			if err := sim.Restart(RestartOptions{}); err != nil {
@@ -171,4 +173,27 @@ func sameDir(a, b string) bool {
 	fa, errA := os.Stat(a)
 	fb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// nextSteps is how to use the simulator once it runs: the gateway finds it through its state
+// directory, like resmon's own.
+func nextSteps(dir string, temp bool) string {
+	q := shellQuote(dir)
+	s := "Use it from another terminal:\n" +
+		"  what the gateway sees (marked SIMULATED; run 'resmongw start' first when no daemon runs):\n" +
+		"    RESMON_STATE_DIR=" + q + " resmongw status\n" +
+		"  a harness entry that uses it (claude-code, codex, cursor or claude-desktop):\n" +
+		"    resmongw config claude-code --state-dir " + q + "\n"
+	if temp {
+		s += "This directory goes when the simulator stops; for an entry that outlives it, pass --state-dir DIR.\n"
+	}
+	return s + "Ctrl-C stops it.\n"
+}
+
+// shellQuote quotes a path for a shell when it needs it.
+func shellQuote(p string) string {
+	if p != "" && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }

@@ -42,6 +42,12 @@ func TestDevBackendDefaultsToAPrivateDirectory(t *testing.T) {
 		t.Fatalf("no start line: %s", stderr.String())
 	}
 	dir := m[3]
+	// It says how to use it next: status and a harness entry, both pointed at its directory.
+	for _, next := range []string{"RESMON_STATE_DIR=" + dir + " resmongw status", "resmongw config claude-code --state-dir " + dir, "--state-dir DIR", "Ctrl-C stops it."} {
+		if !testkit.Poll(ctx, func() bool { return strings.Contains(stderr.String(), next) }) {
+			t.Fatalf("no next step %q:\n%s", next, stderr.String())
+		}
+	}
 	if filepath.Dir(dir) != tmp {
 		t.Fatalf("state dir %s, want a new directory in TMPDIR %s", dir, tmp)
 	}

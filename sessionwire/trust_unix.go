@@ -3,9 +3,12 @@
 package sessionwire
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -60,11 +63,44 @@ func checkSocketDir(socket string) error {
 	case DirOwnerUnknown:
 		return refusef("refusing the socket %s: cannot read the owner of %s; nothing was sent", socket, dir)
 	case DirOtherOwner:
-		return refusef("refusing the socket %s: its directory %s belongs to uid %d, not to you (uid %d), so another user may run it; nothing was sent", socket, dir, fi.Sys().(*syscall.Stat_t).Uid, os.Getuid())
+		return refusef("refusing the socket %s: its directory %s belongs to uid %d, not to you (uid %d), so another user may run it; nothing was sent (%s)", socket, dir, fi.Sys().(*syscall.Stat_t).Uid, os.Getuid(), PrivateDirFix(dir, fi, "RESMONGW_SOCKET"))
 	case DirWritableByOthers:
-		return refusef("refusing the socket %s: its directory %s is writable by others (mode %04o), so another user may have put it there; nothing was sent (use a private directory: chmod 700 %s)", socket, dir, fi.Mode().Perm()|modeSticky(fi), dir)
+		return refusef("refusing the socket %s: its directory %s is writable by others (mode %04o), so another user may have put it there; nothing was sent (%s)", socket, dir, fi.Mode().Perm()|modeSticky(fi), PrivateDirFix(dir, fi, "RESMONGW_SOCKET"))
 	}
 	return nil
+}
+
+// PrivateDirFix is the advice for a socket directory that is not ours alone: a directory of
+// the socket's own, named by how the socket was chosen (a flag or RESMONGW_SOCKET), or the
+// default, which is private. It never tells anyone to chmod a directory others may share
+// (/tmp, /, a team's directory: a tighter mode would lock them out) or one of another user;
+// a directory of ours that is not sticky gets a chmod only for when nobody else uses it. A
+// directory of the socket's own inside dir is offered only when dir is sticky: elsewhere
+// others could rename it away.
+func PrivateDirFix(dir string, fi os.FileInfo, how string) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	mine := ok && int(st.Uid) == os.Getuid()
+	var fix string
+	if fi.Mode()&os.ModeSticky != 0 {
+		own := filepath.Join(dir, "resmongw-"+strconv.Itoa(os.Getuid()))
+		fix = fmt.Sprintf("put the socket in a directory of its own: mkdir -m 700 %s, then set %s to %s",
+			quote(own), how, quote(filepath.Join(own, "resmongw.sock")))
+	} else {
+		fix = fmt.Sprintf("set %s to a socket in a directory only you can write", how)
+	}
+	fix += fmt.Sprintf(", or leave %s unset (the default socket's directory is private)", how)
+	if mine && fi.Mode()&os.ModeSticky == 0 {
+		fix += fmt.Sprintf("; or, if nobody else uses %s: chmod 700 %s", quote(dir), quote(dir))
+	}
+	return fix
+}
+
+// quote quotes a path for a shell when it needs it.
+func quote(p string) string {
+	if strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // modeSticky adds the sticky bit to the printed mode (1777 is how people know /tmp).

@@ -1,6 +1,6 @@
-// Package trustfile reads the files the daemon trusts (resmon's state directory, port file
-// and token files) only when they are the user's own and nobody else can change them, the
-// way OpenSSH's StrictModes treats a user's key files.
+// Package trustfile holds the one rule of whether a file is the user's own and nobody else
+// can change it (OpenSSH StrictModes-style), and applies it to the files the daemon reads
+// (resmon's state directory, port and token files) and to the paths config writers replace.
 package trustfile
 
 import (

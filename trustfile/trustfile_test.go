@@ -68,12 +68,27 @@ func TestMissingIsNotExist(t *testing.T) {
 
 func TestGroupOrOtherWritableDirectoryRefused(t *testing.T) {
 	dir, file := private(t)
+	if os.Geteuid() == 0 { // a shared group, not root's own private one (which may write)
+		if err := os.Chown(dir, -1, 65534); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, mode := range []os.FileMode{0o777, 0o770, os.ModeSticky | 0o777} {
+		if mode == 0o770 && os.Geteuid() != 0 {
+			continue // cannot give the directory a shared group
+		}
 		if err := os.Chmod(dir, mode); err != nil {
 			t.Fatal(err)
 		}
 		_, err := ReadFile(file, Public, 16)
-		refused(t, err, dir, "chmod 700 "+dir)
+		if mode&os.ModeSticky != 0 { // shared like /tmp: never told to chmod it
+			refused(t, err, dir, "point RESMON_STATE_DIR at your resmon's state directory")
+			if strings.Contains(err.Error(), "chmod") {
+				t.Fatalf("advises a chmod of a shared directory: %v", err)
+			}
+		} else {
+			refused(t, err, dir, "chmod 700 "+dir)
+		}
 		if !strings.Contains(err.Error(), "writable by other users") {
 			t.Fatalf("%v", err)
 		}

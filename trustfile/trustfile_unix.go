@@ -54,7 +54,7 @@ func ReadFile(path string, kind Kind, max int) ([]byte, error) {
 		return nil, &Error{Path: path, Problem: "is not a regular file (" + typeName(mode) + ")",
 			Fix: "remove it: " + "rm " + shellQuote(path) + " (resmon writes a regular file there when it starts)"}
 	}
-	if err := checkOwnerMode(path, st.Uid, mode, kind, false); err != nil {
+	if err := checkOwnerMode(path, st.Uid, st.Gid, mode, kind, false); err != nil {
 		return nil, err
 	}
 	buf := make([]byte, 0, 128)
@@ -123,13 +123,13 @@ func checkAncestor(a, dir string) error {
 	if a == dir {
 		what = "(a directory)"
 	}
-	if st.Uid != 0 && st.Uid != uint32(os.Geteuid()) {
+	switch ours(st.Uid, st.Gid, mode, true) {
+	case otherOwner:
 		return &Error{Path: a, Problem: what + " belongs to another user, who could replace what is in it",
 			Found: found(st.Uid, mode), Fix: "use a directory tree that only you and root own"}
-	}
-	if mode.Perm()&0o022 != 0 && mode&fs.ModeSticky == 0 {
+	case othersWrite:
 		return &Error{Path: a, Problem: what + " is writable by other users, who could replace what is in it",
-			Found: found(st.Uid, mode), Fix: "run: chmod go-w " + shellQuote(a)}
+			Found: found(st.Uid, mode), Fix: writableFix(a, st.Uid, true)}
 	}
 	return nil
 }
@@ -181,7 +181,7 @@ func openDir(dir string) (int, error) {
 		unix.Close(fd)
 		return -1, fmt.Errorf("cannot be read (%v)", err)
 	}
-	if err := checkOwnerMode(dir, st.Uid, fileMode(uint32(st.Mode)), Public, true); err != nil {
+	if err := checkOwnerMode(dir, st.Uid, st.Gid, fileMode(uint32(st.Mode)), Public, true); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
@@ -194,28 +194,37 @@ var errNotDir = errors.New("is not a directory")
 // ErrNotDir reports whether err says the path is not a directory.
 func ErrNotDir(err error) bool { return errors.Is(err, errNotDir) }
 
-func checkOwnerMode(path string, uid uint32, mode fs.FileMode, kind Kind, isDir bool) error {
+func checkOwnerMode(path string, uid, gid uint32, mode fs.FileMode, kind Kind, isDir bool) error {
 	me := uint32(os.Geteuid())
 	what, chmod := "file", "chmod 600 "
 	if isDir {
 		what, chmod = "directory", "chmod 700 "
 	}
-	if uid != me {
-		return &Error{Path: path, Problem: "belongs to another user, so it cannot be trusted",
-			Found: found(uid, mode),
-			Fix:   fmt.Sprintf("the %s must be your own (%s): point RESMON_STATE_DIR at your resmon's, or run: chown %d %s", what, owner(me), me, shellQuote(path))}
-	}
-	bad := fs.FileMode(0o022)
-	if kind == Secret {
-		bad = 0o077
-	}
-	if mode.Perm()&bad != 0 {
-		problem := "is writable by other users"
-		if mode.Perm()&0o022 == 0 {
-			problem = "is readable by other users"
+	verdict := ours(uid, gid, mode, false)
+	if verdict == otherOwner {
+		fix := fmt.Sprintf("the %s must be your own (%s): point RESMON_STATE_DIR at your resmon's, or run: chown %d %s", what, owner(me), me, shellQuote(path))
+		if isDir { // never a chown of a directory others may use (/tmp, a team's)
+			fix = fmt.Sprintf("the directory must be your own (%s): point RESMON_STATE_DIR at your resmon's state directory", owner(me))
 		}
-		return &Error{Path: path, Problem: problem + ", so it cannot be trusted", Found: found(uid, mode),
-			Fix: "run: " + chmod + shellQuote(path)}
+		return &Error{Path: path, Problem: "belongs to another user, so it cannot be trusted",
+			Found: found(uid, mode), Fix: fix}
+	}
+	problem := ""
+	switch {
+	case verdict == othersWrite:
+		problem = "is writable by other users"
+	case kind == Secret && readableByOthers(uid, gid, mode):
+		problem = "is readable by other users"
+	}
+	if problem != "" {
+		fix := "run: " + chmod + shellQuote(path)
+		switch {
+		case isDir && mode&fs.ModeSticky != 0: // a shared directory such as /tmp: never chmod it
+			fix = "a directory others share is no state directory: point RESMON_STATE_DIR at your resmon's state directory"
+		case isDir:
+			fix = "if it is resmon's own and nobody else uses it, run: " + chmod + shellQuote(path) + "; otherwise point RESMON_STATE_DIR at your resmon's state directory"
+		}
+		return &Error{Path: path, Problem: problem + ", so it cannot be trusted", Found: found(uid, mode), Fix: fix}
 	}
 	return nil
 }

@@ -109,9 +109,9 @@ connects each harness.`,
 		statusCmd(stdout, stderr), serveCmd(stderr),
 		installCmd(stdout, stderr),
 		serviceCmd("uninstall", "stop and remove the per-user service", stdout, stderr),
-		lifecycleCmd("start", "start the daemon (through the service when installed)", stdout, stderr),
-		lifecycleCmd("stop", "stop the daemon, service-managed or autostarted; open sessions end", stdout, stderr),
-		lifecycleCmd("restart", "restart the daemon, service-managed or autostarted; open sessions reconnect", stdout, stderr),
+		withLong(lifecycleCmd("start", "start the daemon (through the service when installed)", stdout, stderr), startLong),
+		withLong(lifecycleCmd("stop", "stop the daemon, service-managed or autostarted; open sessions end", stdout, stderr), stopLong),
+		withLong(lifecycleCmd("restart", "restart the daemon, service-managed or autostarted; open sessions reconnect", stdout, stderr), restartLong),
 		devCmd(stderr),
 		&cobra.Command{
 			Use: "version", Short: "print the version", Args: cobra.NoArgs,
@@ -124,6 +124,43 @@ connects each harness.`,
 	return root
 }
 
+// The help of start, stop and restart: what each does to which daemon, and what follows.
+const (
+	startLong = `Start the daemon when none serves, and wait until it accepts sessions.
+
+With the per-user service installed ('resmongw install'), the service manager starts it and
+keeps it running. Otherwise it starts in the background and stays until 'resmongw stop'.
+You rarely need this: 'resmongw stdio', which a harness launches, starts a daemon itself when
+none runs (one that exits once it has had no session for a while). Start one ahead to have
+it ready, or to see 'resmongw status' before any harness runs.
+
+With --socket or $RESMONGW_SOCKET it acts on the private daemon at that socket, never on the
+service. Exit 0 when a daemon serves (already running counts), 1 when none could be started
+('resmongw serve --foreground' then shows why). --dry-run says what it would do.`
+	stopLong = `Ask the daemon to stop, and wait until it has exited. Calls in flight are answered first;
+then open harness sessions end, and their harness shows resmon as disconnected until you
+reconnect it (a new session starts a daemon again). With the service installed, the service is
+stopped too, so it stays stopped until 'resmongw start' or your next login.
+
+With --socket or $RESMONGW_SOCKET it acts on the private daemon at that socket. A daemon that
+is not running is no error: exit 0 when none runs afterwards, 1 when it could not be stopped.
+--dry-run says what it would do.`
+	restartLong = `Replace the running daemon with a new one, for example after installing a new resmongw
+binary. Calls in flight are answered first; open harness sessions then reconnect to the new
+daemon by themselves, with nothing to do in the harness. With the service installed, the
+service starts the new daemon; otherwise it starts in the background. With no daemon running,
+it starts one.
+
+With --socket or $RESMONGW_SOCKET it acts on the private daemon at that socket. Exit 0 when the
+new daemon serves. --dry-run says what it would do.`
+)
+
+// withLong gives cmd its long help.
+func withLong(cmd *cobra.Command, long string) *cobra.Command {
+	cmd.Long = long
+	return cmd
+}
+
 // passArgs is the command line a package's own flag parser is given after cobra parsed and
 // checked it: every flag that was set, as --name=value, then the positional arguments.
 func passArgs(cmd *cobra.Command, args []string) []string {
@@ -134,9 +171,16 @@ func passArgs(cmd *cobra.Command, args []string) []string {
 	return append(append(out, "--"), args...)
 }
 
-// withGoFlags adds a package's flag set (declared once, in the package) to cmd.
+// withGoFlags adds a package's flag set (declared once, in the package) to cmd. A flag whose
+// usage says its default itself (it comes from the environment, or a zero means "use the
+// built-in"), or whose default is a zero duration, shows no second "(default …)".
 func withGoFlags(cmd *cobra.Command, fs *flag.FlagSet) *cobra.Command {
 	cmd.Flags().AddGoFlagSet(fs)
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if strings.Contains(f.Usage, "(default") || f.DefValue == "0s" {
+			f.DefValue = ""
+		}
+	})
 	return cmd
 }
 

@@ -1,0 +1,166 @@
+//go:build linux || darwin
+
+package trustfile
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// asNobody runs a command as the attacker: another user (nobody), through setpriv.
+func asNobody(t *testing.T, name string, args ...string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as another user (nobody)")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv to act as another user (nobody)")
+	}
+	out, err := exec.Command(setpriv, append([]string{"--reuid=nobody", "--regid=nogroup", "--clear-groups", name}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %s %v: %v\n%s", name, args, err, out)
+	}
+}
+
+// sharedDir is a directory everyone may write, as a team's project directory can be.
+func sharedDir(t *testing.T, mode os.FileMode) string {
+	t.Helper()
+	top := t.TempDir()
+	for _, p := range []string{top, filepath.Dir(top)} { // the attacker can reach it
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := filepath.Join(top, "shared")
+	if err := os.Mkdir(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, mode); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Another user plants a link in a directory both can write, pointing at the victim's own
+// settings: the write must not go where the link points.
+func TestResolveForWriteRefusesAnotherUsersLink(t *testing.T) {
+	home := t.TempDir()
+	victim := filepath.Join(home, ".claude")
+	if err := os.Mkdir(victim, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	shared := sharedDir(t, os.ModeSticky|0o777) // sticky: only the link's owner decides
+	asNobody(t, "ln", "-s", victim, filepath.Join(shared, ".claude"))
+	_, _, err := ResolveForWrite(filepath.Join(shared, ".claude", "settings.json"))
+	refused(t, err, filepath.Join(shared, ".claude"), "symbolic link that belongs to another user")
+}
+
+// A directory others may write (not sticky) is refused even when everything in it is ours:
+// another user could swap what is in it between the check and the write.
+func TestResolveForWriteRefusesADirectoryOthersCanWrite(t *testing.T) {
+	shared := sharedDir(t, 0o777)
+	_, _, err := ResolveForWrite(filepath.Join(shared, ".mcp.json"))
+	refused(t, err, shared, "writable by other users")
+	if te := err.(*Error); te.Fix != "use a directory only you can write; or, if nobody else needs to write in this one of yours: chmod go-w "+shared {
+		t.Errorf("fix %q", te.Fix)
+	}
+}
+
+// A directory owned by another user is refused, whatever its mode.
+func TestResolveForWriteRefusesAnotherUsersDirectory(t *testing.T) {
+	shared := sharedDir(t, os.ModeSticky|0o777)
+	theirs := filepath.Join(shared, "project")
+	asNobody(t, "mkdir", "-m", "755", theirs)
+	_, _, err := ResolveForWrite(filepath.Join(theirs, ".mcp.json"))
+	refused(t, err, theirs, "directory that belongs to another user")
+	if te := err.(*Error); te.Fix != "use a path that only you (and root) own" {
+		t.Errorf("fix %q: must not tell anyone to chmod another user's directory", te.Fix)
+	}
+}
+
+// A dotfile manager's link of our own, in a directory only we write, is followed; missing
+// directories at the end are counted.
+func TestResolveForWriteFollowsOurOwnLink(t *testing.T) {
+	home := t.TempDir()
+	dots := filepath.Join(home, "dotfiles", "codex")
+	if err := os.MkdirAll(dots, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(dots, "config.toml")
+	if err := os.WriteFile(real, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(home, ".codex"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../dotfiles/codex/config.toml", filepath.Join(home, ".codex", "config.toml")); err != nil {
+		t.Fatal(err)
+	}
+	got, missing, err := ResolveForWrite(filepath.Join(home, ".codex", "config.toml"))
+	if err != nil || got != real || missing != 0 {
+		t.Fatalf("got %q %d %v, want %q", got, missing, err, real)
+	}
+	got, missing, err = ResolveForWrite(filepath.Join(home, ".cursor", "sub", "mcp.json"))
+	if err != nil || got != filepath.Join(home, ".cursor", "sub", "mcp.json") || missing != 3 {
+		t.Fatalf("missing tail: got %q %d %v", got, missing, err)
+	}
+}
+
+// A file another user owns, a file others may write, and a FIFO are refused.
+func TestResolveForWriteChecksTheFileItself(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(f, []byte("{}"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(f, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := ResolveForWrite(f)
+	refused(t, err, f, "chmod go-w "+f)
+	fifo := filepath.Join(dir, "fifo")
+	if err := os.Remove(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ResolveForWrite(fifo)
+	refused(t, err, fifo, "a FIFO")
+}
+
+// Group write by the owner's private group (a umask of 002 on Debian and Ubuntu) is no one
+// else's; by a shared group it is.
+func TestPrivateGroupMayWrite(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o775); err != nil {
+		t.Fatal(err)
+	}
+	uid := uint32(os.Geteuid())
+	if !privateGroup(uid, uid) {
+		t.Skipf("uid %d has no private group", uid)
+	}
+	if err := os.Chown(dir, -1, int(uid)); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(dir, fi, false); err != nil {
+		t.Fatalf("own private group: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	if err := os.Chown(dir, -1, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err = os.Lstat(dir); err != nil {
+		t.Fatal(err)
+	}
+	refused(t, Check(dir, fi, false), dir, "writable by other users")
+}
