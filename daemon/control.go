@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/version"
 )
 
 // heldUntilExit keeps a duplicate of every accepted control connection open until Run has
@@ -48,7 +49,7 @@ func (d *daemon) control(c *net.UnixConn, kind string, pid int) {
 		heldUntilExit.files = append(heldUntilExit.files, f)
 		heldUntilExit.Unlock()
 	}
-	reply := sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: Version, StopWithinMS: shutdownBound(d.upstream).Milliseconds()}
+	reply := sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: version.Version, StopWithinMS: shutdownBound(d.upstream).Milliseconds()}
 	d.mu.Lock()
 	if d.idle != nil {
 		reply.ExitWhenIdleMS = d.idle.after.Milliseconds()

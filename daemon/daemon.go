@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/sessionwire"
@@ -57,6 +58,9 @@ type daemon struct {
 	// upstream configures every target's backend client (the request timeout); nil means
 	// the defaults.
 	upstream *proxy.UpstreamOptions
+	// confirm is how writes are confirmed: the key of the states this process signs, the
+	// timeout, the states still open (proxy/confirm.go); in memory only.
+	confirm *proxy.Confirmations
 
 	ctx context.Context // lives until shutdown; parent of watchers and sessions
 
@@ -80,8 +84,12 @@ type daemon struct {
 	sessions map[uint64]*session
 	conns    map[net.Conn]struct{} // every open connection, in any phase; nil once shutting down
 	nextID   atomic.Uint64
-	idle     *idleExit      // the autostarted daemon's idle timer (idle.go); nil when it stays
-	wg       sync.WaitGroup // connection handlers; Add only under mu while conns != nil
+	idle     *idleExit     // the autostarted daemon's idle timer (idle.go); nil when it stays
+	activity *activity.Log // the record of calls `resmongw activity` shows (activity.go)
+	// exe is the binary we run from (upgrade.go); zero in tests that build a daemon in process.
+	exe         executable
+	handingOver atomic.Bool    // a newer binary was seen and a restart asked for
+	wg          sync.WaitGroup // connection handlers; Add only under mu while conns != nil
 
 	// logProblem says why the log file could not be opened ("" when logFile is in use); the
 	// daemon then logs to stderr.
@@ -142,18 +150,20 @@ func (d *daemon) newTarget(key string, env discovery.Target) *target {
 	return t
 }
 
-// recordCall keeps stats and logs one tool call: never its arguments, never the token.
+// recordCall keeps stats, the activity record and a log line of one tool call: never its
+// arguments, never the token.
 func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) {
-	t.stats.record(r.Tool, r.Code, r.Info.RuntimeID, r.Duration, time.Now())
+	now := time.Now()
+	t.stats.record(r.Tool, r.Code, r.Info.RuntimeID, r.Duration, now)
 	var sid uint64
 	if s, ok := ctx.Value(sessionKey{}).(*session); ok {
 		sid = s.ID
 	}
-	outcome := r.Code
-	if outcome == "" {
-		outcome = "ok"
-	}
-	fields := make([]zap.Field, 0, 11)
+	outcome := activity.Outcome(r.Code, r.Confirmation, r.OutcomeUnknown)
+	d.activity.Add(activity.Record{Time: now, Session: sid, Client: clip(r.Client), ClientVersion: clip(r.ClientVersion),
+		Target: t.key, Tool: r.Tool, Write: r.Write, Outcome: outcome, Confirmation: r.Confirmation,
+		DurationMS: float64(r.Duration.Microseconds()) / 1000})
+	fields := make([]zap.Field, 0, 12)
 	if r.Requested != "" {
 		// Only for unknown tools, and already cut short by the proxy: a client-chosen string.
 		fields = append(fields, zap.String("requested", r.Requested))
@@ -162,7 +172,7 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 		zap.String("tool", r.Tool), zap.Bool("write", r.Write), zap.String("target", t.key),
 		zap.Uint64("session", sid), zap.String("runtime_id", r.Info.RuntimeID),
 		zap.Uint64("generation", r.Info.Generation), zap.Duration("duration", r.Duration),
-		zap.String("outcome", outcome), zap.Bool("retried", r.Info.Retried))...)
+		zap.String("outcome", outcome), zap.String("confirmation", r.Confirmation), zap.Bool("retried", r.Info.Retried))...)
 }
 
 // serve accepts on the current listener; see acceptLoop.
@@ -349,6 +359,8 @@ func (d *daemon) handle(c *net.UnixConn) {
 		d.serveMCP(c, br, pre, pid, env)
 	case sessionwire.KindStop, sessionwire.KindRestart:
 		d.control(c, pre.Kind, pid)
+	case sessionwire.KindActivity:
+		d.serveActivity(c)
 	}
 }
 
@@ -360,8 +372,10 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	// A session accepted as the stop began would end unannounced: refuse it now. The shim
 	// tries again on errShuttingDown (shim.shuttingDown), and reaches the next daemon; any
 	// other refusal is the shim's one line on its harness's log.
+	// A session from a newer binary at our path is refused the same way, so its shim
+	// reconnects to the daemon that binary starts (upgrade.go).
 	t, err := (*target)(nil), errShuttingDown
-	if !closing {
+	if !closing && !d.handOver(pre, pid) {
 		t, err = d.targets.acquire(env)
 	}
 	if err != nil {
@@ -374,7 +388,15 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { d.targets.release(t) }) }
 	defer release()
-	s := &session{SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
+	policy, err := proxy.ParseWritePolicy(pre.Writes)
+	if err != nil {
+		// Never a session under a policy we did not understand: the shim says why and exits.
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
+		return
+	}
+	writes := d.confirm.Session(policy)
+	defer writes.Close()
+	s := &session{writes: writes, SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
 		ended: make(chan struct{})}
 	defer close(s.ended)
 	// The session is registered, with the connection a stop drains, before the client hears
@@ -391,7 +413,8 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
 		return
 	}
-	ss, err := t.server.Connect(context.WithValue(d.ctx, sessionKey{}, s), proxy.WrapTransport(lt, proxy.Tools), nil)
+	ctx := proxy.WithWriteSession(context.WithValue(d.ctx, sessionKey{}, s), writes)
+	ss, err := t.server.Connect(ctx, proxy.WrapTransport(lt, proxy.Tools), nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))
 		return
@@ -400,7 +423,8 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	s.ss = ss
 	d.mu.Unlock()
 	d.log.Info("session opened", zap.Uint64("session", s.ID), zap.String("target", t.key),
-		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session))
+		zap.String("client", s.Client), zap.Int("pid", pid), zap.Int("session_protocol", pre.Session),
+		zap.String("writes", string(policy)))
 	err = ss.Wait()
 	release()
 	d.log.Info("session closed", zap.Uint64("session", s.ID), zap.String("target", t.key), zap.Error(ignoreClosed(err)))

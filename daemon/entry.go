@@ -19,15 +19,14 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/term"
 
+	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/version"
 )
 
 // RequestTimeoutEnv sets serve's default --request-timeout.
 const RequestTimeoutEnv = "RESMONGW_REQUEST_TIMEOUT"
-
-// Version is the gateway's version, reported by status and `resmongw version`.
-var Version = "0.1.0-dev"
 
 // Config is what `resmongw serve` is told. The zero value of each field means its default.
 type Config struct {
@@ -49,6 +48,9 @@ type Config struct {
 	// autostarted daemon must not outlive its harnesses for ever. The service-managed daemon
 	// leaves it 0 and stays.
 	ExitWhenIdle time.Duration
+	// ConfirmTimeout bounds how long a write's confirmation waits for the person (0: the
+	// proxy's default); no answer within it sends nothing.
+	ConfirmTimeout time.Duration
 	// Getenv reads the daemon's own environment (defaults, profiling); nil = os.Getenv.
 	Getenv func(string) string
 }
@@ -63,6 +65,7 @@ func ServeFlags(c *Config) *flag.FlagSet {
 	fs.IntVar(&c.MaxTargets, "max-targets", DefaultMaxTargets, "most distinct resmon targets (harness environments) served at once; idle ones make room first")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 0, "how long one backend request may take, body included (default: $"+RequestTimeoutEnv+", else "+proxy.DefaultRequestTimeout.String()+")")
 	fs.DurationVar(&c.RetryWait, "retry-wait", 0, "how long a read whose backend went away waits for a new one (default "+proxy.DefaultRetryWait.String()+")")
+	fs.DurationVar(&c.ConfirmTimeout, "confirm-timeout", proxy.DefaultConfirmTimeout, "how long the question before a write waits for the person's answer; no answer sends nothing")
 	fs.DurationVar(&c.ExitWhenIdle, "exit-when-idle", 0, "exit after this long with no session (autostarted daemons; 0 = never)")
 	return fs
 }
@@ -104,6 +107,9 @@ func New(c Config) (*Server, error) {
 	if c.RetryWait < 0 {
 		return nil, errUsage{errors.New("--retry-wait must not be negative")}
 	}
+	if c.ConfirmTimeout < 0 {
+		return nil, errUsage{errors.New("--confirm-timeout must not be negative")}
+	}
 	if c.ExitWhenIdle < 0 {
 		return nil, errUsage{errors.New("--exit-when-idle must not be negative")}
 	}
@@ -129,6 +135,7 @@ func New(c Config) (*Server, error) {
 	if logFile, err = filepath.Abs(logFile); err != nil {
 		return nil, err
 	}
+	activityFile := ActivityFile(logFile) // beside the log, even when the log falls back to stderr
 	// A log that cannot be opened never stops the daemon: it logs to stderr instead (the
 	// journal under the service) and status says so.
 	log, closeLog, logErr := newLogger(logFile, c.Foreground)
@@ -139,12 +146,16 @@ func New(c Config) (*Server, error) {
 	}
 	d, cancel := newDaemon(socket, logFile, log, newSlogBridge(log), idleTTL,
 		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}, RetryWait: c.RetryWait})
+	d.confirm = proxy.NewConfirmations(c.ConfirmTimeout)
 	if logErr != nil {
 		d.logProblem = logErr.Error()
 		log.Warn("the log file cannot be opened; logging to stderr", zap.Error(logErr))
 	}
 	d.targets.max = maxTargets
-	return &Server{d: d, cancel: cancel, closeLog: closeLog, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
+	d.exe = currentExecutable()
+	var closeActivity func()
+	d.activity, closeActivity = openActivity(activityFile, log)
+	return &Server{d: d, cancel: cancel, closeLog: func() { closeActivity(); closeLog() }, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
 }
 
 // newDaemon is the one place a daemon is put together, for New and for the package's tests
@@ -155,6 +166,8 @@ func newDaemon(socket, logFile string, log *zap.Logger, sdkLog *slog.Logger, idl
 		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: sdkLog,
 		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
 		upstream: upstream, failed: make(chan error, 1), stopReq: make(chan stopMode, 1),
+		activity: activity.New(nil, activityKeep),
+		confirm:  proxy.NewConfirmations(0),
 	}
 	d.targets = &targets{m: map[string]*target{}, idleTTL: idleTTL, make: d.newTarget, log: log}
 	return d, cancel
@@ -200,7 +213,7 @@ func (s *Server) Run(ctx context.Context, ln *net.UnixListener) int {
 	if s.idleExit > 0 {
 		d.startIdleExit(s.idleExit)
 	}
-	d.log.Info("daemon started", zap.String("version", Version), zap.Int("pid", os.Getpid()),
+	d.log.Info("daemon started", zap.String("version", version.Version), zap.Int("pid", os.Getpid()),
 		zap.String("socket", d.socket), zap.Duration("request_timeout", s.timeout),
 		zap.Duration("exit_when_idle", s.idleExit))
 	sigs := make(chan os.Signal, 1)

@@ -119,7 +119,12 @@ func (w *world) connect(ctx context.Context, protocol string, extraEnv ...string
 	cmd.Env = w.Env(extraEnv...)
 	s := &shimSession{cmd: cmd, stderr: &testkit.SyncBuffer{}}
 	cmd.Stderr = s.stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	// The person at this harness confirms every write the daemon asks about (--writes=ask, the
+	// default), so writes take the confirmed path.
+	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+		}})
 	var opts *mcp.ClientSessionOptions
 	if protocol != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}

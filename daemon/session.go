@@ -7,14 +7,17 @@ import (
 
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/version"
 )
 
 // session is one harness connection serving MCP.
 type session struct {
 	SessionStatus
-	ss    *mcp.ServerSession
-	lc    *lineConn     // its connection, drained at a graceful stop
-	ended chan struct{} // closed when serveMCP is done with it
+	ss *mcp.ServerSession
+	lc *lineConn // its connection, drained at a graceful stop
+	// writes is the session's write policy; closed at a stop, so an open question sends nothing.
+	writes *proxy.WriteSession
+	ended  chan struct{} // closed when serveMCP is done with it
 }
 
 // status is the session as status shows it: clientInfo is read from the SDK's session each
@@ -52,13 +55,16 @@ func sessionReply() sessionwire.Reply {
 			reads = append(reads, t.Name)
 		}
 	}
-	return sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: Version,
+	return sessionwire.Reply{Resmongw: sessionwire.Protocol, OK: true, Version: version.Version,
 		Session: sessionwire.SessionProtocol, ReadTools: reads}
 }
 
 // drain stops the session gracefully (lineConn.stop) and waits for it to end; the caller
 // bounds the wait.
 func (s *session) drain(mode stopMode) {
+	if s.writes != nil {
+		s.writes.Close() // the drain reads no more answers
+	}
 	if s.lc == nil {
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/scrub"
 	"github.com/resmongw/resmongw/trustfile"
+	"github.com/resmongw/resmongw/version"
 )
 
 // Status is what `resmongw status` shows, and its --json form.
@@ -43,6 +44,10 @@ type DaemonStatus struct {
 	// LogProblem is why the log file could not be opened; the daemon logs to stderr then
 	// (the journal, or launchd's log, under the service).
 	LogProblem string `json:"log_problem,omitempty"`
+	// Executable is the binary the daemon runs from; Replaced, that another file now sits at
+	// that path (an upgrade the daemon has not handed over to yet: upgrade.go).
+	Executable string `json:"executable,omitempty"`
+	Replaced   bool   `json:"executable_replaced,omitempty"`
 }
 
 // TargetStatus is one target: where it looks, what it found, and its calls.
@@ -109,11 +114,12 @@ func (d *daemon) status(callerEnv discovery.Target) Status {
 	}
 	now := time.Now()
 	st := Status{
-		Daemon: DaemonStatus{Version: Version, PID: os.Getpid(), StartedAt: d.started,
-			UptimeSeconds: now.Sub(d.started).Seconds(), Socket: d.socket, LogFile: d.logFile, LogProblem: d.logProblem},
+		Daemon: DaemonStatus{Version: version.Version, PID: os.Getpid(), StartedAt: d.started,
+			UptimeSeconds: now.Sub(d.started).Seconds(), Socket: d.socket, LogFile: d.logFile, LogProblem: d.logProblem, Executable: d.exe.path},
 		Targets:  []TargetStatus{},
 		Sessions: []SessionStatus{},
 	}
+	_, st.Daemon.Replaced = d.exe.replaced()
 	perTarget := map[string]int{}
 	d.mu.Lock()
 	for _, s := range d.sessions {
@@ -166,7 +172,7 @@ func scrubbed(st Status) Status {
 	}
 	var out Status
 	if err := json.Unmarshal(clean, &out); err != nil {
-		return Status{Daemon: DaemonStatus{Version: Version, PID: os.Getpid()}, Targets: []TargetStatus{}, Sessions: []SessionStatus{}}
+		return Status{Daemon: DaemonStatus{Version: version.Version, PID: os.Getpid()}, Targets: []TargetStatus{}, Sessions: []SessionStatus{}}
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/version"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
@@ -61,7 +62,7 @@ func TestStatusVerifiedThenUnavailable(t *testing.T) {
 	if tg.State.Resolved.StateDir != sim.StateDir() || len(tg.Tokens) != 1 || tg.Tokens[0].Presence != "present" {
 		t.Fatalf("status target: state dir %q tokens %+v", tg.State.Resolved.StateDir, tg.Tokens)
 	}
-	if st.Daemon.PID == 0 || st.Daemon.Socket != w.Socket || st.Daemon.LogFile != w.LogFile() || st.Daemon.Version != daemon.Version {
+	if st.Daemon.PID == 0 || st.Daemon.Socket != w.Socket || st.Daemon.LogFile != w.LogFile() || st.Daemon.Version != version.Version {
 		t.Fatalf("status daemon %+v", st.Daemon)
 	}
 
@@ -70,7 +71,7 @@ func TestStatusVerifiedThenUnavailable(t *testing.T) {
 	healthRuntimeID(ctx, t, s.cs)
 	// The default form: a line or two per target, the simulator flagged; the rest is --verbose.
 	human, code := w.runStatus(ctx, simEnv(sim))
-	for _, want := range []string{"resmongw " + daemon.Version, w.Socket, sim.StateDir(), "SIMULATED",
+	for _, want := range []string{"resmongw " + version.Version, w.Socket, sim.StateDir(), "SIMULATED",
 		"2 calls, 0 errors", "session 1", "1 session(s)"} {
 		if !strings.Contains(human, want) {
 			t.Errorf("status output lacks %q:\n%s", want, human)
@@ -80,7 +81,7 @@ func TestStatusVerifiedThenUnavailable(t *testing.T) {
 		t.Fatalf("status exit %d, %d lines (want 0, one screen):\n%s", code, lines, human)
 	}
 	verbose, code := w.runStatus(ctx, simEnv(sim), "--verbose")
-	for _, want := range []string{"resmongw " + daemon.Version, w.Socket, w.LogFile(), sim.StateDir(), "present", sim.RuntimeID(),
+	for _, want := range []string{"resmongw " + version.Version, w.Socket, w.LogFile(), sim.StateDir(), "present", sim.RuntimeID(),
 		"from port_file", "tool health", "2 calls, 0 errors", "session 1", "1 session(s)", "SIMULATED"} {
 		if !strings.Contains(verbose, want) {
 			t.Errorf("status --verbose lacks %q:\n%s", want, verbose)

@@ -217,6 +217,7 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 	d := st.Daemon
 	fmt.Fprintf(w, "resmongw %s: pid %d, up %s, socket %s\n", d.Version, d.PID,
 		roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))), d.Socket)
+	renderVersions(w, d)
 	renderOthers(w, st.OtherDaemons)
 	if d.LogProblem != "" {
 		fmt.Fprintf(w, "log: %s\n", logLine(d))
@@ -311,7 +312,11 @@ func renderVerbose(w io.Writer, st *Status, now time.Time) {
 	fmt.Fprintf(tw, "resmongw %s\tpid %d, up %s\n", d.Version, d.PID, roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))))
 	fmt.Fprintf(tw, "socket\t%s\n", d.Socket)
 	fmt.Fprintf(tw, "log\t%s\n", logLine(d))
+	if d.Executable != "" {
+		fmt.Fprintf(tw, "binary\t%s\n", d.Executable)
+	}
 	tw.Flush()
+	renderVersions(w, d)
 	renderOthers(w, st.OtherDaemons)
 	if st.Refused != "" {
 		fmt.Fprintf(w, "this shell's environment: no target: %s\n", st.Refused)

@@ -24,15 +24,26 @@ func ServeUnreachable(c *net.UnixConn, why func() error) {
 		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
 		return
 	}
-	// TODO(confirm): once the session's write policy (pre.Writes) lands, apply it here as
-	// serveMCP does, so --writes=off hides the writes from this tools/list too; never with a
-	// policy that asks the person, since nothing can be sent anyway.
+	policy, err := proxy.ParseWritePolicy(pre.Writes)
+	if err != nil {
+		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
+		return
+	}
+	ctx := context.Background()
+	if policy == proxy.WritesOff {
+		// As on a daemon (serveMCP): the writes are not listed and a call of one is refused.
+		// Under the other policies nobody is asked: no write can be sent, so there is nothing
+		// to confirm.
+		writes := proxy.NewConfirmations(proxy.DefaultConfirmTimeout).Session(policy)
+		defer writes.Close()
+		ctx = proxy.WithWriteSession(ctx, writes)
+	}
 	srv := proxy.NewServer(proxy.Unreachable(why), &proxy.ServerOptions{Tools: proxy.Tools})
 	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
 		return
 	}
 	lt := &lineTransport{c: c, br: br, goodbye: pre.Session >= 1}
-	ss, err := srv.Connect(context.Background(), proxy.WrapTransport(lt, proxy.Tools), nil)
+	ss, err := srv.Connect(ctx, proxy.WrapTransport(lt, proxy.Tools), nil)
 	if err != nil {
 		return
 	}

@@ -3,9 +3,11 @@ package daemon_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
 )
@@ -24,7 +26,7 @@ func TestSessionOutlivesNoDaemon(t *testing.T) {
 			h := w.startRawHarness(append(simEnv(sim), "RESMONGW_NO_AUTOSTART=1")...)
 			meta := open(t, h, family)
 
-			before := toolsList(t, h, "list-before", meta)
+			before := toolsList(t, h, "list-before", meta, 25)
 			text := unreachableCall(t, h, "call-1", "health", meta)
 			if !strings.Contains(text, "the daemon is not running") || !strings.Contains(text, "resmongw serve") {
 				t.Fatalf("the answer does not say why and what to do: %s", text)
@@ -38,7 +40,7 @@ func TestSessionOutlivesNoDaemon(t *testing.T) {
 			if isError || !strings.Contains(text, sim.RuntimeID()) {
 				t.Fatalf("the first call once the daemon is up: isError %v %s", isError, text)
 			}
-			if after := toolsList(t, h, "list-after", meta); after != before {
+			if after := toolsList(t, h, "list-after", meta, 25); after != before {
 				t.Fatalf("tools/list differs once the daemon serves it:\nwithout a daemon %s\nfrom the daemon  %s", before, after)
 			}
 			if other := h.Other(); len(other) > 0 {
@@ -73,7 +75,7 @@ func TestSessionRecoversWhenAutostartIsFixed(t *testing.T) {
 	}
 	h := w.startRawHarness(simEnv(sim)...)
 	meta := open(t, h, "initialize")
-	toolsList(t, h, "list", meta)
+	toolsList(t, h, "list", meta, 25)
 	text := unreachableCall(t, h, "call-1", "health", meta)
 	if !strings.Contains(text, "writable by others") || !strings.Contains(text, "chmod 700 "+dir) {
 		t.Fatalf("the answer does not say why and what to do: %s", text)
@@ -90,6 +92,58 @@ func TestSessionRecoversWhenAutostartIsFixed(t *testing.T) {
 	}
 	if w.DaemonPID() == 0 {
 		t.Fatal("no daemon was started")
+	}
+}
+
+// The session's write policy holds without a daemon too: with --writes=off the writes are
+// not listed (the same list the daemon gives once it is up) and a call of one is refused as
+// the daemon refuses it, while a read says the daemon cannot be reached.
+func TestSessionWithoutADaemonKeepsItsWritePolicy(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sim := startSim(t)
+	cmd := exec.Command(bin, "stdio", "--writes=off")
+	cmd.Env = w.Env(append(simEnv(sim), "RESMONGW_NO_AUTOSTART=1")...)
+	h, err := testkit.StartRawHarness(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = h.CloseStdin()
+		if h.Proc.Stop(10 * time.Second) {
+			t.Errorf("the shim ignored SIGTERM")
+		}
+	})
+	meta := open(t, h, "initialize")
+	before := toolsList(t, h, "list-before", meta, 18)
+	unreachableCall(t, h, "read", "health", meta)
+	send(t, h, testkit.ToolCall(`"write"`, "create_watch_profile", `{"name":"X"}`))
+	refused, isError := toolText(t, wait(t, h, `"write"`))
+	if !isError || !strings.Contains(refused, "writes are turned off") {
+		t.Fatalf("a write under --writes=off without a daemon: isError %v %s", isError, refused)
+	}
+	w.startDaemon()
+	healthRuntimeID2(t, h, sim.RuntimeID())
+	if after := toolsList(t, h, "list-after", meta, 18); after != before {
+		t.Fatalf("tools/list differs once the daemon serves it:\nwithout a daemon %s\nfrom the daemon  %s", before, after)
+	}
+	send(t, h, testkit.ToolCall(`"write-after"`, "create_watch_profile", `{"name":"X"}`))
+	if text, _ := toolText(t, wait(t, h, `"write-after"`)); text != refused {
+		t.Fatalf("the daemon refuses the write otherwise:\nwithout a daemon %s\nfrom the daemon  %s", refused, text)
+	}
+	for _, r := range sim.Requests() {
+		if r.Method != "GET" {
+			t.Fatalf("a write reached resmon: %s %s", r.Method, r.Path)
+		}
+	}
+}
+
+// healthRuntimeID2 calls health on h and checks the answer names want.
+func healthRuntimeID2(t *testing.T, h *testkit.RawHarness, want string) {
+	t.Helper()
+	send(t, h, testkit.ToolCall(`"health"`, "health", ""))
+	if text, isError := toolText(t, wait(t, h, `"health"`)); isError || !strings.Contains(text, want) {
+		t.Fatalf("health once the daemon is up: isError %v %s", isError, text)
 	}
 }
 
@@ -112,8 +166,8 @@ func open(t *testing.T, h *testkit.RawHarness, family string) string {
 	return `,"_meta":` + stateless2026
 }
 
-// toolsList is the result of a tools/list (all 25 tools), as the shim wrote it.
-func toolsList(t *testing.T, h *testkit.RawHarness, id, meta string) string {
+// toolsList is the result of a tools/list (of want tools), as the shim wrote it.
+func toolsList(t *testing.T, h *testkit.RawHarness, id, meta string, want int) string {
 	t.Helper()
 	params := ""
 	if meta != "" {
@@ -128,8 +182,8 @@ func toolsList(t *testing.T, h *testkit.RawHarness, id, meta string) string {
 		t.Fatalf("tools/list: %s", line)
 	}
 	var l struct{ Tools []json.RawMessage }
-	if json.Unmarshal(a.Result, &l) != nil || len(l.Tools) != 25 {
-		t.Fatalf("tools/list: %d tools, want 25: %s", len(l.Tools), line)
+	if json.Unmarshal(a.Result, &l) != nil || len(l.Tools) != want {
+		t.Fatalf("tools/list: %d tools, want %d: %s", len(l.Tools), want, line)
 	}
 	return string(a.Result)
 }

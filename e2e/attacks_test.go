@@ -91,7 +91,7 @@ func TestAttackUntrustedStateFiles(t *testing.T) {
 		// Once refused, a refused view sends nothing.
 		sim.ResetRequests()
 		s.call(ctx, "search_corpus", map[string]any{"query": "graph"})
-		if n := len(sim.Requests()); n != 0 {
+		if n := len(toolRequests(sim)); n != 0 {
 			t.Fatalf("%s: %d requests reached the backend", what, n)
 		}
 		if out := w.runStatus(ctx, simEnv(sim)...); !strings.Contains(out, string(discovery.ReasonUntrustedFile)) {

@@ -36,6 +36,20 @@ func posts(s *resmonsim.Sim, path string) int {
 	return n
 }
 
+// toolRequests is what reached the backend other than GET /api/health: the daemon's watcher
+// re-verifies the backend on its own schedule (and whenever a state file changes), so a
+// health check may land at any moment; a test that asks "did this call send anything" for a
+// tool other than health counts only these.
+func toolRequests(s *resmonsim.Sim) []resmonsim.Recorded {
+	var out []resmonsim.Recorded
+	for _, r := range s.Requests() {
+		if r.Method != "GET" || r.Path != "/api/health" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // A backend that dies in the middle of calls: the read and the write both come back as
 // backend_unavailable (the write says its effect is unknown), the write reached the backend
 // exactly once and is not replayed, and once the app is back the next call is served by the

@@ -216,6 +216,20 @@ func (w *world) connect(ctx context.Context, extraEnv ...string) *session {
 // tryConnect launches the shim from exe under a go-sdk client; the session is closed when the
 // test ends.
 func (w *world) tryConnect(ctx context.Context, exe string, extraEnv ...string) (*session, error) {
+	return w.tryConnectAs(ctx, exe, &mcp.Implementation{Name: "e2e", Version: "1"}, "2025-11-25", extraEnv...)
+}
+
+// connectAs is world.connect by a client that names itself impl and speaks protocol.
+func (w *world) connectAs(ctx context.Context, impl *mcp.Implementation, protocol string, extraEnv ...string) *session {
+	w.T.Helper()
+	s, err := w.tryConnectAs(ctx, bin, impl, protocol, extraEnv...)
+	if err != nil {
+		w.T.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
+	}
+	return s
+}
+
+func (w *world) tryConnectAs(ctx context.Context, exe string, impl *mcp.Implementation, protocol string, extraEnv ...string) (*session, error) {
 	cmd := exec.Command(exe, "stdio")
 	cmd.Env = w.Env(extraEnv...)
 	w.mu.Lock()
@@ -223,9 +237,11 @@ func (w *world) tryConnect(ctx context.Context, exe string, extraEnv ...string) 
 	w.mu.Unlock()
 	s := &session{w: w, cmd: cmd, stderr: w.output()}
 	cmd.Stderr = s.stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
+	// The person at this harness confirms every write the gateway asks about (a daemon of
+	// this build asks under the default --writes=ask), so writes take the confirmed path.
+	client := mcp.NewClient(impl, &mcp.ClientOptions{ElicitationHandler: confirmEveryWrite})
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		&mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	if err != nil {
 		if cmd.Process != nil {
 			_ = cmd.Process.Kill()
@@ -236,6 +252,10 @@ func (w *world) tryConnect(ctx context.Context, exe string, extraEnv ...string) 
 	s.cs = cs
 	w.T.Cleanup(func() { _ = cs.Close() })
 	return s, nil
+}
+
+func confirmEveryWrite(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 }
 
 // result is a decoded tools/call result: the reference's single text content.
@@ -256,11 +276,13 @@ func (r result) code() string {
 	return c
 }
 
-// documented is the contract's error model; every error result must carry one of these.
+// documented is the contract's error model, plus the gateway's two write-confirmation
+// codes (README, "Confirming writes"); every error result must carry one of these.
 var documented = map[string]bool{
 	proxy.CodeBackendUnavailable: true, proxy.CodeNotFound: true, proxy.CodeInvalidArgument: true,
 	proxy.CodeConflict: true, proxy.CodeUpstreamError: true, proxy.CodeInternalError: true,
 	proxy.CodeIdentityUnavailable: true, proxy.CodeInstanceMismatch: true,
+	proxy.CodeNotConfirmed: true, proxy.CodeWritesOff: true,
 }
 
 // call makes one tool call and checks the shape every answer must have: one text item with

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -35,9 +37,13 @@ type traffic struct {
 	answered   int
 	errors     []string // every error the harness saw, as it saw it
 	unanswered int      // calls whose context ran out: the harness left waiting
-	writes     []string // names of the routines the harness asked for
-	changed    chan struct{}
-	prefix     string // starts every routine name, unique per session sharing a backend
+	writes     []string // names of the routines the harness asked for (and the gateway did not withdraw)
+	// withdrawn counts writes whose confirmation was open when the daemon went away: the
+	// gateway answers those "nothing was sent" (README, "Confirming writes"), the one thing a
+	// restart shows a harness whose person is being asked.
+	withdrawn int
+	changed   chan struct{}
+	prefix    string // starts every routine name, unique per session sharing a backend
 }
 
 func startTraffic(cs *mcp.ClientSession, workers int) *traffic {
@@ -92,6 +98,11 @@ func (tr *traffic) work(w int) {
 					text = tc.Text
 				}
 			}
+			if routine, ok := args["name"].(string); ok && withdrawnWrite(text) {
+				tr.withdrawn++
+				tr.writes = slices.DeleteFunc(tr.writes, func(n string) bool { return n == routine })
+				break
+			}
 			tr.errors = append(tr.errors, name+": "+text)
 		default:
 			tr.answered++
@@ -103,6 +114,18 @@ func (tr *traffic) work(w int) {
 			return // the session itself is gone; the counts say so
 		}
 	}
+}
+
+// withdrawnWrite reports whether a tool error says the write's confirmation was withdrawn
+// because the session was stopping: nothing was sent.
+func withdrawnWrite(text string) bool {
+	var e struct {
+		Error   string         `json:"error"`
+		Message string         `json:"message"`
+		Detail  map[string]any `json:"detail"`
+	}
+	return json.Unmarshal([]byte(text), &e) == nil && e.Error == proxy.CodeNotConfirmed &&
+		e.Detail["sent"] == false && strings.Contains(e.Message, "while the confirmation was open")
 }
 
 // waitAnswered waits (bounded) until at least n calls have been answered in all.
@@ -295,7 +318,7 @@ func TestUpgradeReplacesTheDaemonUnderAnOpenSession(t *testing.T) {
 	copyFile(t, bin, exe)
 	const newVersion = "9.9.9-upgrade"
 	next := filepath.Join(dir, "resmongw.next")
-	build := exec.Command("go", "build", "-o", next, "-ldflags", "-X github.com/resmongw/resmongw/daemon.Version="+newVersion,
+	build := exec.Command("go", "build", "-o", next, "-ldflags", "-X github.com/resmongw/resmongw/version.Version="+newVersion,
 		"github.com/resmongw/resmongw/cmd/resmongw")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the new version: %v\n%s", err, out)

@@ -100,7 +100,7 @@ func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
 		if r.code() != proxy.CodeInvalidArgument {
 			t.Fatalf("%s: %v %v", key, r.code(), r.payload)
 		}
-		if n := len(sim.Requests()); n != 0 {
+		if n := len(toolRequests(sim)); n != 0 {
 			t.Fatalf("%s: %d requests reached the backend before the refusal", key, n)
 		}
 	}

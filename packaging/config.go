@@ -57,7 +57,7 @@ var harnesses = []harness{
 var serverNameRE = lazyre.New(`^[A-Za-z0-9_-]{1,64}$`)
 
 const configUsage = `Usage: resmongw config <harness> [--write] [--force] [--no-approvals] [--scope user|project]
-                       [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
+                       [--writes ask|harness|off] [--state-dir DIR] [--port N] [--name NAME] [--file PATH]
 
 Harnesses: claude-code, codex, cursor, claude-desktop.
 Without --write, prints the entry, resmon's approval settings for that harness (reads run
@@ -111,13 +111,31 @@ func parseConfigRequest(args []string, stderr io.Writer) (*configRequest, int) {
 	if !ok {
 		return nil, 2
 	}
-	return buildConfigRequest(fs, harnessName, *v.write, *v.force, *v.noApprovals, *v.scope, *v.stateDir, *v.port, *v.name, *v.file, stderr)
+	req, code := buildConfigRequest(fs, harnessName, *v.write, *v.force, *v.noApprovals, *v.scope, *v.stateDir, *v.port, *v.name, *v.file, stderr)
+	if req == nil {
+		return nil, code
+	}
+	// Who confirms writes (config_approvals.go): the entry's --writes and the harness's own
+	// approval settings follow the same choice.
+	writes := *v.writes
+	if writes == "" {
+		writes = defaultWrites(req.h.name)
+	}
+	if err := checkWrites(writes); err != nil {
+		configFail(stderr, "%v", err)
+		return nil, 2
+	}
+	req.entry.Args = stdioArgs(writes)
+	if req.approvals != nil {
+		req.approvals.policy = writes
+	}
+	return req, 0
 }
 
 // configFlagValues are config's flags once parsed.
 type configFlagValues struct {
-	write, force, noApprovals         *bool
-	scope, stateDir, port, name, file *string
+	write, force, noApprovals                 *bool
+	scope, stateDir, port, name, file, writes *string
 }
 
 // ConfigFlagSet is config's flag set, for the CLI's help and parsing.
@@ -133,7 +151,8 @@ func configFlags() (*flag.FlagSet, configFlagValues) {
 	port := fs.String("port", "", "resmon backend port to pin (sets RESMON_PORT)")
 	name := fs.String("name", "resmon", "the server's name in the harness")
 	file := fs.String("file", "", "config file to edit instead of the harness's default")
-	return fs, configFlagValues{write, force, noApprovals, scope, stateDir, port, name, file}
+	writes := fs.String("writes", "", "who confirms each write: 'ask' (resmongw asks the person in the harness; the default), 'harness' (the harness's own prompt; the default for claude-desktop), 'off' (writes not offered)")
+	return fs, configFlagValues{write, force, noApprovals, scope, stateDir, port, name, file, writes}
 }
 
 func buildConfigRequest(fs *flag.FlagSet, harnessName string, write, force, noApprovals bool, scope, stateDir, port, name, file string, stderr io.Writer) (*configRequest, int) {
@@ -149,7 +168,7 @@ func buildConfigRequest(fs *flag.FlagSet, harnessName string, write, force, noAp
 		return nil, 2
 	}
 	if !noApprovals {
-		req.approvals = approvalsFromToolTable()
+		req.approvals = approvalsFromToolTable(writesAsk) // the policy is set by the caller
 	}
 	if err := req.checkScope(file); err != nil {
 		configFail(stderr, "%v", err)

@@ -9,21 +9,28 @@ import (
 	"github.com/resmongw/resmongw/proxy"
 )
 
-// The approval split is the tool table's: every read pre-approved, every write asking, none
-// left out and none in both.
+// The approval split is the tool table's: every read pre-approved; the writes' modes follow
+// the entry's --writes (Codex "approve" under ask, since the gateway asks; "prompt" under
+// harness; none under off), none left out and none in both.
 func TestApprovalsFollowTheToolTable(t *testing.T) {
-	a := approvalsFromToolTable()
-	if !slices.Equal(a.reads, proxy.ReadTools()) || !slices.Equal(a.writes, proxy.WriteTools()) {
-		t.Fatalf("approvals %v / %v do not match the tool table", a.reads, a.writes)
-	}
-	modes := a.codexModes()
-	if len(modes) != len(proxy.Tools) {
-		t.Fatalf("%d codex modes for %d tools", len(modes), len(proxy.Tools))
-	}
-	for _, m := range modes {
-		tool, _ := proxy.ToolByName(m[0])
-		if want := map[bool]string{false: codexApprove, true: codexPrompt}[tool.RequiresConfirmation]; m[1] != want {
-			t.Errorf("%s: approval_mode %q, want %q", m[0], m[1], want)
+	for policy, writeMode := range map[string]string{writesAsk: codexApprove, writesHarness: codexPrompt, writesOff: ""} {
+		a := approvalsFromToolTable(policy)
+		if !slices.Equal(a.reads, proxy.ReadTools()) || !slices.Equal(a.writes, proxy.WriteTools()) {
+			t.Fatalf("approvals %v / %v do not match the tool table", a.reads, a.writes)
+		}
+		modes := a.codexModes()
+		want := len(proxy.Tools)
+		if writeMode == "" {
+			want = len(proxy.ReadTools())
+		}
+		if len(modes) != want {
+			t.Fatalf("%s: %d codex modes, want %d", policy, len(modes), want)
+		}
+		for _, m := range modes {
+			tool, _ := proxy.ToolByName(m[0])
+			if want := map[bool]string{false: codexApprove, true: writeMode}[tool.RequiresConfirmation]; m[1] != want {
+				t.Errorf("%s: %s: approval_mode %q, want %q", policy, m[0], m[1], want)
+			}
 		}
 	}
 }

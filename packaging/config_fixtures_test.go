@@ -191,6 +191,12 @@ func checkParsesInHarnessFormat(t *testing.T, home string, got map[string]string
 		name = c.args[i+1]
 	}
 	approvals := !slices.Contains(c.args, "--no-approvals") && c.exit == 0 && slices.Contains(c.args, "--write")
+	policy := defaultWrites(c.args[0])
+	for _, a := range c.args {
+		if v, ok := strings.CutPrefix(a, "--writes="); ok {
+			policy = v
+		}
+	}
 	for rel, content := range got {
 		switch {
 		case strings.HasSuffix(rel, ".toml"):
@@ -200,7 +206,7 @@ func checkParsesInHarnessFormat(t *testing.T, home string, got map[string]string
 				continue
 			}
 			if approvals && rel == ".codex/config.toml" {
-				checkCodexModes(t, doc, name)
+				checkCodexModes(t, doc, name, policy)
 			}
 		case strings.HasSuffix(rel, ".json"):
 			std, err := hujson.Standardize([]byte(content))
@@ -213,21 +219,29 @@ func checkParsesInHarnessFormat(t *testing.T, home string, got map[string]string
 				continue
 			}
 			if approvals && strings.HasSuffix(rel, ".claude/settings.json") {
-				checkClaudeRules(t, rel, doc, name)
+				checkClaudeRules(t, rel, doc, name, policy)
 			}
 		}
 	}
 }
 
-func checkCodexModes(t *testing.T, doc map[string]any, name string) {
+// checkCodexModes: reads "approve"; writes "approve" under ask (the gateway asks, Codex must
+// not ask again), "prompt" under harness; under off a write's mode is not checked.
+func checkCodexModes(t *testing.T, doc map[string]any, name, policy string) {
 	t.Helper()
 	servers, _ := doc["mcp_servers"].(map[string]any)
 	server, _ := servers[name].(map[string]any)
 	tools, _ := server["tools"].(map[string]any)
+	if args, _ := server["args"].([]any); policy != writesAsk && !slices.Contains(args, any("--writes="+policy)) {
+		t.Errorf("codex: mcp_servers.%s.args = %v, want --writes=%s", name, args, policy)
+	}
 	for _, tool := range proxy.Tools {
 		want := codexApprove
 		if tool.RequiresConfirmation {
-			want = codexPrompt
+			want = map[string]string{writesAsk: codexApprove, writesHarness: codexPrompt}[policy]
+		}
+		if want == "" {
+			continue
 		}
 		if m, _ := tools[tool.Name].(map[string]any); m["approval_mode"] != want {
 			t.Errorf("codex: mcp_servers.%s.tools.%s.approval_mode = %v, want %q", name, tool.Name, m["approval_mode"], want)
@@ -235,7 +249,10 @@ func checkCodexModes(t *testing.T, doc map[string]any, name string) {
 	}
 }
 
-func checkClaudeRules(t *testing.T, rel string, doc map[string]any, name string) {
+// checkClaudeRules: reads allowed; writes allowed under ask (the gateway asks, so Claude Code
+// must not), named by no rule under harness or off (Claude Code asks, and its "don't ask
+// again" works); nothing resmon offers asks or is denied.
+func checkClaudeRules(t *testing.T, rel string, doc map[string]any, name, policy string) {
 	t.Helper()
 	perms, _ := doc["permissions"].(map[string]any)
 	list := func(k string) []string {
@@ -250,8 +267,9 @@ func checkClaudeRules(t *testing.T, rel string, doc map[string]any, name string)
 	allow, ask, deny := list("allow"), list("ask"), list("deny")
 	for _, tool := range proxy.Tools {
 		rule := claudeToolRule(name, tool.Name)
-		if tool.RequiresConfirmation && (!slices.Contains(ask, rule) || slices.Contains(allow, rule)) {
-			t.Errorf("%s: write %s is not an ask rule (or is also allowed)", rel, rule)
+		if tool.RequiresConfirmation && (slices.Contains(ask, rule) || slices.Contains(allow, rule) != (policy == writesAsk)) {
+			t.Errorf("%s: write %s: allowed %v, asks %v; want allowed only under --writes=ask (here %s), never an ask rule",
+				rel, rule, slices.Contains(allow, rule), slices.Contains(ask, rule), policy)
 		}
 		if !tool.RequiresConfirmation && (!slices.Contains(allow, rule) || slices.Contains(ask, rule) || slices.Contains(deny, rule)) {
 			t.Errorf("%s: read %s is not an allow rule (or also asks/denies)", rel, rule)

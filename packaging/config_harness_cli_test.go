@@ -40,7 +40,7 @@ func caseName(c configCase) string {
 
 // Codex itself loads every config.toml the fixtures hold: `codex mcp get` finds the server,
 // and Codex's app-server (config/read) reports each tool's approval_mode as the tool table
-// says — read by Codex's own config loader, not ours.
+// and the entry's --writes say — read by Codex's own config loader, not ours.
 func TestCodexLoadsEveryWrittenConfig(t *testing.T) {
 	codex := testkit.HarnessCLI(t, "codex", "RESMONGW_TEST_CODEX", testkit.CodexInstall)
 	for dir, c := range fixtureOutputs(t, ".codex/config.toml") {
@@ -86,10 +86,17 @@ func TestCodexLoadsEveryWrittenConfig(t *testing.T) {
 			if slices.Contains(c.args, "--no-approvals") {
 				return
 			}
+			policy := defaultWrites(c.args[0])
+			for _, a := range c.args {
+				if v, ok := strings.CutPrefix(a, "--writes="); ok {
+					policy = v
+				}
+			}
 			for _, tool := range proxy.Tools {
 				want := codexApprove
 				if tool.RequiresConfirmation {
-					want = codexPrompt
+					// Codex adds no prompt of its own where resmongw asks; it asks under harness.
+					want = map[string]string{writesAsk: codexApprove, writesHarness: codexPrompt}[policy]
 				}
 				if got := srv.Tools[tool.Name].ApprovalMode; got != want {
 					t.Errorf("Codex reads %s approval_mode %q, want %q", tool.Name, got, want)

@@ -64,7 +64,9 @@ func mergeJSON(src []byte, objKey, name string, entry jsonEntry) (jsonMerge, err
 		if sameJSON(curText.Pack(), want) {
 			return jsonMerge{out: src, same: true}, nil
 		}
-		res.existing = string(curText.Pack())
+		if !entryForOtherWrites(curText.Pack(), want) { // resmongw's own entry for another --writes: updated
+			res.existing = string(curText.Pack())
+		}
 		if err := root.Patch(patchOp("replace", memberPtr, want)); err != nil {
 			return jsonMerge{}, err
 		}

@@ -30,7 +30,7 @@ func planConfigEdits(r *configRequest) (edits []*fileEdit, notes []string, err e
 		if err != nil {
 			return nil, nil, err
 		}
-		e.approvals = describeRuleChanges(e, "permission rules", len(r.approvals.reads), len(r.approvals.writes))
+		e.approvals = describeRuleChanges(e, "permission rules", r.approvals)
 		edits = append(edits, e)
 		if r.scope == "project" {
 			notes = append(notes, claudeProjectNote)
@@ -45,17 +45,15 @@ func planConfigEdits(r *configRequest) (edits []*fileEdit, notes []string, err e
 		} else {
 			edits = append(edits, e)
 		}
-		notes = append(notes, cursorWritesNote)
+		notes = append(notes, r.approvals.cursorNote())
 	case "claude-desktop":
-		notes = append(notes, claudeDesktopNote)
+		notes = append(notes, r.approvals.desktopNote())
 	}
 	return edits, notes, nil
 }
 
 const (
-	claudeProjectNote = "Claude Code asks once before it starts a project's .mcp.json servers, and applies a project's allow rules only after you trust the folder (its trust dialog); the ask rules apply at once."
-	cursorWritesNote  = "Cursor has no setting that makes a tool ask: resmon's writes ask in Cursor's Allowlist run mode; Auto-review lets its classifier decide, and Run Everything never asks."
-	claudeDesktopNote = "Claude Desktop keeps tool approvals in the app, not in this file: it asks before a tool runs until you allow that tool for good. Allow reads if you like (resmongw tools --reads); leave the 7 writes asking."
+	claudeProjectNote = "Claude Code asks once before it starts a project's .mcp.json servers, and applies a project's allow rules only after you trust the folder (its trust dialog)."
 )
 
 // planEntryEdit merges the server entry (and for Codex its tool tables) into the entry file.
@@ -79,7 +77,7 @@ func planEntryEdit(r *configRequest) (*fileEdit, error) {
 		e.out, e.existing, e.conflicts = m.out, m.existing, m.conflicts
 		e.entryNew = m.entryNew
 		if m.added > 0 || (len(m.conflicts) > 0 && r.force) {
-			e.approvals = fmt.Sprintf("approval_mode set for %d tools (reads \"approve\", writes \"prompt\")", m.added+len(m.conflicts))
+			e.approvals = fmt.Sprintf("approval_mode set for %d tools (%s)", m.added+len(m.conflicts), r.approvals.codexSummary())
 		}
 		return e, nil
 	}
@@ -130,18 +128,15 @@ func checkStrictJSON(e *fileEdit, strict bool) error {
 }
 
 // describeRuleChanges says what an edit of a rules file changes ("" when nothing).
-func describeRuleChanges(e *fileEdit, what string, reads, writes int) string {
+func describeRuleChanges(e *fileEdit, what string, a *toolApprovals) string {
 	if e.rulesAdded == 0 && e.rulesRemoved == 0 {
 		return ""
 	}
 	s := fmt.Sprintf("%d %s added", e.rulesAdded, what)
 	if e.rulesRemoved > 0 {
-		s += fmt.Sprintf(", %d that contradicted the tool table removed", e.rulesRemoved)
+		s += fmt.Sprintf(", %d removed (resmongw's own for another --writes, or contradicting the tool table)", e.rulesRemoved)
 	}
-	if writes > 0 {
-		return s + fmt.Sprintf(" (%d reads allowed, %d writes ask)", reads, writes)
-	}
-	return s + fmt.Sprintf(" (%d reads)", reads)
+	return s + " (" + a.rulesSummary() + ")"
 }
 
 // claudeSettingsFile is the settings file that matches the scope the entry goes to: the
@@ -186,7 +181,7 @@ func planCursorEdit(r *configRequest) (e *fileEdit, skip string, err error) {
 		return nil, fmt.Sprintf("approvals: not written. %s has no mcpAllowlist, and creating one would replace the MCP allowlist kept in Cursor's Settings; "+
 			"run again with --force to create it with resmon's %d reads, or allow them in Cursor's Settings.", path, len(r.approvals.reads)), nil
 	}
-	e.approvals = describeRuleChanges(e, "mcpAllowlist entries", len(r.approvals.reads), 0)
+	e.approvals = describeRuleChanges(e, "mcpAllowlist entries", r.approvals)
 	return e, "", nil
 }
 

@@ -26,11 +26,11 @@ func printConfigPreview(w io.Writer, r *configRequest) {
 	}
 	switch r.h.name {
 	case "cursor":
-		fmt.Fprintf(w, "\nApprovals: resmon's reads belong in the mcpAllowlist of %s. '%s' adds them when that list exists;\n"+
+		fmt.Fprintf(w, "\nApprovals: %s belong in the mcpAllowlist of %s. '%s' adds them when that list exists;\n"+
 			"with --force it creates the list, which then replaces the MCP allowlist kept in Cursor's Settings:\n\n%s\n%s\n",
-			r.cursorPermissionsFile(), hint, freshRules(r.approvals.cursorRuleLists(r.name)), cursorWritesNote)
+			r.approvals.cursorListed(), r.cursorPermissionsFile(), hint, freshRules(r.approvals.cursorRuleLists(r.name)), r.approvals.cursorNote())
 	case "claude-desktop":
-		fmt.Fprintf(w, "\n%s\n", claudeDesktopNote)
+		fmt.Fprintf(w, "\n%s\n", r.approvals.desktopNote())
 	}
 }
 
@@ -47,8 +47,8 @@ func printClaudeCodePreview(w io.Writer, r *configRequest, snippet string) {
 	}
 	user := *r
 	user.scope = "user"
-	fmt.Fprintf(w, "Then '%s' adds resmon's approval rules to %s\n(reads run without asking, writes always ask; with a backup):\n\n%s\n",
-		writeCommand(r.flags, r.h.name, "--scope", "user"), user.claudeSettingsFile(), freshRules(r.approvals.claudeRuleLists(r.name)))
+	fmt.Fprintf(w, "Then '%s' adds resmon's approval rules to %s\n(%s; with a backup):\n\n%s\n",
+		writeCommand(r.flags, r.h.name, "--scope", "user"), user.claudeSettingsFile(), r.approvals.claudeSummary(), freshRules(r.approvals.claudeRuleLists(r.name)))
 	fmt.Fprintf(w, "Or share it with one project: '%s' merges this into %s\nand the same rules into %s:\n\n%s\n%s\n",
 		writeCommand(r.flags, r.h.name), project.target, project.claudeSettingsFile(), snippet, claudeProjectNote)
 }

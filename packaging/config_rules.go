@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tailscale/hujson"
@@ -16,6 +17,9 @@ import (
 type jsonRuleList struct {
 	path []string // object keys from the top, e.g. {"permissions", "allow"}
 	want []string // rules resmongw adds when missing, in this order
+	// retire are rules resmongw itself wrote for another write policy: removed where found,
+	// without --force (they are its own), and never reported as conflicts.
+	retire []string
 	// conflict says how a rule already in the list contradicts the tool table ("" if it does not).
 	conflict func(rule string) string
 }
@@ -32,7 +36,7 @@ func (l jsonRuleList) pointer() string {
 type jsonRulesMerge struct {
 	out       []byte // the whole file with the rules in place; nil when conflicts block it
 	added     int    // rules added
-	removed   int    // conflicting rules removed (--force)
+	removed   int    // conflicting rules removed (--force) and retired ones
 	conflicts []ruleConflict
 }
 
@@ -65,8 +69,9 @@ func mergeJSONRules(src []byte, lists []jsonRuleList, force bool) (jsonRulesMerg
 	}
 	for i, l := range lists {
 		p := plans[i]
-		for j := len(p.conflictAt) - 1; j >= 0; j-- {
-			if err := root.Patch(patchRemove(fmt.Sprintf("%s/%d", l.pointer(), p.conflictAt[j]))); err != nil {
+		drop := slices.Sorted(slices.Values(append(slices.Clone(p.conflictAt), p.retireAt...)))
+		for j := len(drop) - 1; j >= 0; j-- {
+			if err := root.Patch(patchRemove(fmt.Sprintf("%s/%d", l.pointer(), drop[j]))); err != nil {
 				return jsonRulesMerge{}, err
 			}
 			res.removed++
@@ -89,6 +94,7 @@ func mergeJSONRules(src []byte, lists []jsonRuleList, force bool) (jsonRulesMerg
 type rulePlan struct {
 	missing    []string
 	conflictAt []int // element indexes, ascending
+	retireAt   []int // element indexes of retired rules, ascending
 	conflicts  []ruleConflict
 }
 
@@ -106,6 +112,10 @@ func planRuleList(root *hujson.Value, l jsonRuleList) (rulePlan, error) {
 				continue
 			}
 			rule := lit.String()
+			if slices.Contains(l.retire, rule) && !slices.Contains(l.want, rule) {
+				p.retireAt = append(p.retireAt, i)
+				continue
+			}
 			have[rule] = true
 			if l.conflict == nil {
 				continue

@@ -203,7 +203,8 @@ func TestConfigCreatesMissingFileAndDirectory(t *testing.T) {
     "resmon": {
       "command": "/opt/resmon/bin/resmongw",
       "args": [
-        "stdio"
+        "stdio",
+        "--writes=harness"
       ],
       "env": {
         "RESMON_STATE_DIR": "` + stateDir + `"

@@ -120,6 +120,8 @@ type codexSpan struct {
 // different server table or a contradicting approval_mode is reported and left alone unless
 // force. Every other byte of the file stays as it was: comments, blank lines, other tables,
 // their order, settings of the tool tables resmongw does not write.
+// An entry or approval_mode resmongw wrote for another --writes is updated without force
+// (onlyWritesDiffer, codexMigrates).
 func mergeCodexTOML(src []byte, name string, e jsonEntry, modes [][2]string, force bool) (tomlMerge, error) {
 	doc, err := parseTOMLDoc(src)
 	if err != nil {
@@ -137,7 +139,7 @@ func mergeCodexTOML(src []byte, name string, e jsonEntry, modes [][2]string, for
 	var res tomlMerge
 	ed := newLineEdits(doc)
 	entrySame := sameWithoutTools(current, want)
-	if !entrySame && current != nil {
+	if !entrySame && current != nil && !onlyWritesDiffer(current, want) {
 		res.existing = entrySpansText(doc, spans, server)
 	}
 	res.conflicts, res.added = planCodexApprovals(ed, doc, spans, name, modes)
@@ -167,6 +169,9 @@ func planCodexApprovals(ed *lineEdits, doc *tomlDoc, spans []codexSpan, name str
 		sp, kv := toolTable(doc, spans, server, tool)
 		switch {
 		case kv != nil && kv.value == mode && kv.isString:
+		case kv != nil && kv.isString && codexMigrates(tool, kv.value):
+			ed.replace(kv.first, kv.last+1, "approval_mode = "+tomlString(mode)+"\n")
+			added++
 		case kv != nil:
 			have := strings.TrimSpace(doc.lines[kv.first][strings.Index(doc.lines[kv.first], "=")+1:])
 			if kv.isString {
@@ -205,12 +210,7 @@ func placeToolTables(ed *lineEdits, spans, kept []codexSpan, server []string) {
 	}
 }
 
-func codexConflictWhy(tool, want string) string {
-	if want == codexPrompt {
-		return tool + " is a write: resmon's tool table has a person confirm it (approval_mode = \"prompt\")"
-	}
-	return tool + " is a read: resmon's tool table pre-approves it (approval_mode = \"approve\")"
-}
+func codexConflictWhy(tool, want string) string { return codexModeWhy(tool, want) }
 
 // checkEditableForms refuses the shapes resmongw does not edit line by line: the server, or
 // one of its tool tables, defined as a dotted key or inside an inline table.

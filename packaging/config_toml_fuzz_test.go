@@ -21,7 +21,7 @@ func FuzzCodexMergeIsSafeAndIdempotent(f *testing.F) {
 	f.Add("", false)
 	f.Add("a = 1\n[b]\nc = \"\"\"x\n[mcp_servers.resmon]\n\"\"\"", true)
 	entry := jsonEntry{Command: "/opt/resmon/bin/resmongw", Args: []string{"stdio"}, Env: map[string]string{"RESMON_PORT": "8791"}}
-	modes := approvalsFromToolTable().codexModes()
+	modes := approvalsFromToolTable(writesAsk).codexModes()
 	f.Fuzz(func(t *testing.T, src string, force bool) {
 		m, err := mergeCodexTOML([]byte(src), "resmon", entry, modes, force)
 		if err != nil {
@@ -52,7 +52,7 @@ func FuzzClaudeRulesMergeIsSafeAndIdempotent(f *testing.F) {
 	}
 	f.Add(`{"permissions": {"allow": [], "ask": ["x"]}}`, false)
 	f.Add(`{"permissions": {"allow": ["mcp__resmon"]}}`, true)
-	lists := approvalsFromToolTable().claudeRuleLists("resmon")
+	lists := approvalsFromToolTable(writesAsk).claudeRuleLists("resmon")
 	f.Fuzz(func(t *testing.T, src string, force bool) {
 		m, err := mergeJSONRules([]byte(src), lists, force)
 		if err != nil {

@@ -24,6 +24,8 @@ const ServerName = "resmon"
 // before it chooses a tool, read at every session start, so it is kept to a few sentences.
 // The writes are named from the table itself: harnesses commonly drop requires_confirmation
 // before the model sees tools/list, so the flag alone would not tell it which tools they are.
+// The person is asked when a write is called (by the gateway, confirm.go, or the harness), so
+// the model is not told to ask first: that would be a second confirmation of the same call.
 func Instructions(tools []Tool) string {
 	var writes []string
 	for _, t := range tools {
@@ -34,8 +36,8 @@ func Instructions(tools []Tool) string {
 	return "These tools answer from the person's own resmon app. " +
 		"Caveats, warnings and each match's basis are part of every answer: repeat them whenever you report a result, " +
 		"and never present a name_only or name+affiliation match as the person's own paper. " +
-		"The tools that change things (" + strings.Join(writes, ", ") + ") need the person's confirmation: " +
-		"call one only after they have confirmed that exact call. " +
+		"The tools that change things (" + strings.Join(writes, ", ") + ") need the person's confirmation, which they are asked for when you call one: " +
+		"error not_confirmed means nothing was sent, so say so and call again only if they ask. " +
 		"run_sweep and run_routine return an execution_id at once; poll get_execution for progress. " +
 		"backend_unavailable means resmon is not running (closed), never that nothing was found: say so, and suggest starting the app."
 }
@@ -61,6 +63,15 @@ type CallRecord struct {
 	Duration  time.Duration
 	Code      string // the error code; "" on success
 	Info      CallInfo
+	// Client and ClientVersion are the client's clientInfo: from this request's _meta on
+	// protocol 2026-07-28, else from the session's initialize (empty when neither said).
+	Client, ClientVersion string
+	// Confirmation is what happened to a write on its way to resmon (one of the Confirm*
+	// constants: asked, yes, remembered, declined, …); "" for reads. Never an argument value.
+	Confirmation string
+	// OutcomeUnknown: a write was sent and no answer came back, so whether resmon acted on
+	// it is unknown (ToolError.Sent).
+	OutcomeUnknown bool
 }
 
 const methodCallTool = "tools/call"
@@ -148,7 +159,9 @@ type callStateKey struct{}
 
 // callState carries what the handler learned back out to the middleware that records it.
 type callState struct {
-	code string
+	code    string
+	unknown bool      // the request was sent and its answer lost (ToolError.Sent)
+	ask     *askRound // a write under a session's policy; nil otherwise
 }
 
 // unservedMethods belong to capabilities this server does not advertise (initialize says
@@ -169,6 +182,9 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if unservedMethods[method] {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method}
 		}
+		if method == methodListTools {
+			return withoutOffWrites(ctx, d, next, method, req)
+		}
 		if method != methodCallTool {
 			return next(ctx, method, req)
 		}
@@ -183,8 +199,25 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		var res mcp.Result
 		var err error
 		if known {
+			if w := writeSessionFrom(ctx); w != nil && t.RequiresConfirmation {
+				st.ask = &askRound{w: w}
+				if !usesMultiRoundTrip(ctr.Session) {
+					// The SDK asks within this call (elicitation/create) and calls the handler
+					// again with the answer: the call's context is what bounds the asking.
+					var cancel context.CancelCauseFunc
+					ctx, cancel = context.WithCancelCause(ctx)
+					defer cancel(nil)
+					st.ask.cancel = cancel
+				}
+			}
 			ctx = context.WithValue(WithCallInfo(ctx, &CallInfo{}), callStateKey{}, st)
 			res, err = next(ctx, method, req)
+			if err != nil && st.ask != nil && st.ask.outcome == ConfirmAsked {
+				// Only the SDK's asking fails this way (the handler answers every error as a
+				// result): nothing was sent, and the model is told so in words.
+				res, err = failedAsk(ctx, name, st.ask), nil
+				st.code = CodeNotConfirmed
+			}
 			if err != nil && st.code == "" {
 				st.code = "protocol_error"
 			}
@@ -193,19 +226,59 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			st.code = e.Code
 			res = toolResult(e, true)
 		}
-		d.record(ctx, name, t, st.code, start)
+		d.record(ctx, name, t, st, start, ctr.ClientInfo())
 		return res, err
 	}
 }
 
+const methodListTools = "tools/list"
+
+// usesMultiRoundTrip reports whether the SDK answers this session's input requests as an
+// input_required result (2026-07-28 and later) rather than asking the client itself within
+// the call; the SDK's own test (mcp/mrtr.go, clientSupportsMultiRoundTrip).
+func usesMultiRoundTrip(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return true
+	}
+	p := ss.InitializeParams()
+	return p == nil || p.ProtocolVersion >= "2026-07-28"
+}
+
+// withoutOffWrites is tools/list for a session whose writes are off: the writes are not
+// listed, so a model is not offered what it cannot do.
+func withoutOffWrites(ctx context.Context, d *dispatcher, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	w := writeSessionFrom(ctx)
+	list, ok := res.(*mcp.ListToolsResult)
+	if err != nil || w == nil || w.policy != WritesOff || !ok || list == nil {
+		return res, err
+	}
+	out := *list
+	out.Tools = nil
+	for _, tl := range list.Tools {
+		if t, known := d.byName[tl.Name]; known && t.RequiresConfirmation {
+			continue
+		}
+		out.Tools = append(out.Tools, tl)
+	}
+	return &out, nil
+}
+
 // record reports one finished call to OnCall; t is nil for a name the table does not have.
-func (d *dispatcher) record(ctx context.Context, name string, t *Tool, code string, start time.Time) {
+func (d *dispatcher) record(ctx context.Context, name string, t *Tool, st *callState, start time.Time, client *mcp.Implementation) {
 	if d.onCall == nil {
 		return
 	}
-	rec := CallRecord{Tool: name, Duration: time.Since(start), Code: code}
+	rec := CallRecord{Tool: name, Duration: time.Since(start), Code: st.code}
+	if st.ask != nil {
+		rec.Confirmation = st.ask.outcome
+	}
+	if client != nil {
+		rec.Client, rec.ClientVersion = client.Name, client.Version
+	}
 	if t != nil {
 		rec.Write = t.RequiresConfirmation
+		rec.OutcomeUnknown = st.unknown && rec.Write
 	} else {
 		rec.Tool, rec.Requested = UnknownTool, shortName(name)
 	}
@@ -219,12 +292,39 @@ func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {
 		if req.Params != nil {
 			raw = req.Params.Arguments
 		}
-		payload, terr := runTool(ctx, d.api, t, raw)
-		if terr != nil {
-			if st, ok := ctx.Value(callStateKey{}).(*callState); ok {
-				st.code = terr.Code
+		st, _ := ctx.Value(callStateKey{}).(*callState)
+		fail := func(terr *ToolError) (*mcp.CallToolResult, error) {
+			if st != nil {
+				st.code, st.unknown = terr.Code, terr.Sent
 			}
 			return toolResult(terr, true), nil
+		}
+		if st != nil && st.ask != nil && req.Params != nil {
+			var args map[string]any
+			if st.ask.w.policy == WritesAsk {
+				// Arguments the write would refuse are refused before the person is asked.
+				var terr *ToolError
+				args, terr = decodeArgs(raw)
+				if terr == nil {
+					terr = checkArguments(t.Name, t.InputSchema, args)
+				}
+				if terr != nil {
+					return fail(terr)
+				}
+			}
+			if res := gateWrite(ctx, t, req, args, st.ask); res != nil {
+				if res.IsError {
+					st.code = CodeNotConfirmed
+					if st.ask.outcome == ConfirmPolicyOff {
+						st.code = CodeWritesOff
+					}
+				}
+				return res, nil
+			}
+		}
+		payload, terr := runTool(ctx, d.api, t, raw)
+		if terr != nil {
+			return fail(terr)
 		}
 		return toolResult(payload, false), nil
 	}

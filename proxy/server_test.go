@@ -401,7 +401,7 @@ func TestShortName(t *testing.T) {
 func TestInstructionsCarryTheRulesAModelNeeds(t *testing.T) {
 	text := Instructions(Tools)
 	for _, phrase := range []string{"Caveats", "basis", "repeat them", "name_only", "need the person's confirmation",
-		"confirmed that exact call", "run_sweep and run_routine return an execution_id at once", "poll get_execution",
+		"not_confirmed means nothing was sent", "run_sweep and run_routine return an execution_id at once", "poll get_execution",
 		"backend_unavailable means resmon is not running", "never that nothing was found"} {
 		if !strings.Contains(text, phrase) {
 			t.Errorf("instructions lack %q", phrase)

@@ -186,11 +186,7 @@ func TestToolTableOrderAndSchemas(t *testing.T) {
 	if tool, _ := ToolByName("update_settings"); !tool.Destructive {
 		t.Error("update_settings overwrites values: Destructive must be set")
 	}
-	for _, name := range []string{"run_sweep", "create_routine", "create_watch_profile", "run_routine", "activate_routine", "deactivate_routine"} {
-		if tool, _ := ToolByName(name); tool.Destructive {
-			t.Errorf("%s only adds or flips a reversible flag; Destructive should be false", name)
-		}
-	}
+	// Every write's Destructive: TestWriteAnnotationsSayWhatEachWriteDoes (confirm_test.go).
 	for _, name := range []string{"activate_routine", "deactivate_routine"} {
 		if tool, _ := ToolByName(name); !tool.Idempotent {
 			t.Errorf("%s: Idempotent must be set", name)

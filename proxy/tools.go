@@ -249,6 +249,7 @@ var Tools = []Tool{
 			"ai_enabled":  sBool("Summarise with the configured AI lane."),
 		}, "query", "sources"),
 		RequiresConfirmation: true,
+		Destructive:          true, // spends the sources' quota, which no later call gives back
 		OpenWorld:            true,
 		Handler:              toolRunSweep,
 	},
@@ -278,7 +279,7 @@ var Tools = []Tool{
 			},
 			"ai_enabled": sBool("Summarise each run with the configured AI lane."),
 		}, "name", "keywords", "sources", "schedule"),
-		RequiresConfirmation: true,
+		RequiresConfirmation: true, // not Destructive: adds an inactive routine, changes nothing there
 		Handler:              toolCreateRoutine,
 	},
 	{
@@ -295,7 +296,7 @@ var Tools = []Tool{
 			"affiliations": sStrings("Institutions. A name with an affiliation is still not identity."),
 			"field_hints":  sStrings("Research fields, used only to tell two people apart; never to narrow the search, which would hide their work."),
 		}, "name"),
-		RequiresConfirmation: true,
+		RequiresConfirmation: true, // not Destructive: adds a profile, changes nothing there
 		Handler:              toolCreateWatchProfile,
 	},
 	{
@@ -305,6 +306,7 @@ var Tools = []Tool{
 			"execution_id at once; poll get_execution. If the routine is already running, the conflict error names that execution_id.",
 		InputSchema:          sObject(schemaProps{"routine_id": sInt("Routine id.")}, "routine_id"),
 		RequiresConfirmation: true,
+		Destructive:          true, // spends the sources' quota, like run_sweep
 		OpenWorld:            true,
 		Handler:              toolRunRoutine,
 	},
@@ -314,6 +316,7 @@ var Tools = []Tool{
 		Description:          "Put a routine on its schedule, so that it runs by itself from then on. The person confirms this before it takes effect.",
 		InputSchema:          sObject(schemaProps{"routine_id": sInt("Routine id.")}, "routine_id"),
 		RequiresConfirmation: true,
+		Destructive:          true, // from then on the routine spends quota on its schedule, unasked
 		Idempotent:           true,
 		Handler:              routineToggle("activate"),
 	},
@@ -322,7 +325,7 @@ var Tools = []Tool{
 		Summary:              "Take a routine off its schedule",
 		Description:          "Take a routine off its schedule; it and everything it found are kept.",
 		InputSchema:          sObject(schemaProps{"routine_id": sInt("Routine id.")}, "routine_id"),
-		RequiresConfirmation: true,
+		RequiresConfirmation: true, // not Destructive: the routine and its findings are kept; activate undoes it
 		Idempotent:           true,
 		Handler:              routineToggle("deactivate"),
 	},
@@ -342,7 +345,7 @@ var Tools = []Tool{
 			},
 		}, "group", "settings"),
 		RequiresConfirmation: true,
-		Destructive:          true,
+		Destructive:          true, // overwrites the person's settings; the old values are not kept
 		Idempotent:           true,
 		Handler:              toolUpdateSettings,
 	},

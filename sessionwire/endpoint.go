@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/resmongw/resmongw/version"
 )
 
 // Protocol is the preamble version both sides speak.
@@ -21,7 +23,13 @@ const Protocol = 1
 const (
 	KindMCP    = "mcp"    // the rest of the stream is an MCP session
 	KindStatus = "status" // the daemon writes its status JSON and closes
+	// KindActivity: the daemon writes a Reply, the records of calls it keeps, HistoryEnd,
+	// then each new record until the client closes (`resmongw activity`).
+	KindActivity = "activity"
 )
+
+// HistoryEnd is the line after the kept records on an activity connection.
+const HistoryEnd = `{"history_end":true}` + "\n"
 
 // MaxPreamble bounds the first line; anything longer is refused.
 const MaxPreamble = 64 << 10
@@ -45,6 +53,12 @@ type Preamble struct {
 	// Session is the session protocol the client speaks (SessionProtocol; 0 or absent: none,
 	// an older shim). See session.go.
 	Session int `json:"session,omitempty"`
+	// Version is the client's build (version.Version): a daemon that meets a newer binary at
+	// its own path hands over to it (daemon/upgrade.go).
+	Version string `json:"version,omitempty"`
+	// Writes is the session's write policy (`resmongw stdio --writes`: ask, harness or off;
+	// absent: ask). The daemon enforces it and refuses a value it does not know.
+	Writes string `json:"writes,omitempty"`
 }
 
 // Reply is the daemon's first line on an MCP connection: OK, or why the connection is refused.
@@ -109,7 +123,7 @@ func Line(v any) []byte {
 // NewPreamble is the preamble of a client in this process: the forwarded variables of its
 // environment (getenv), its pid and its parent's, and a label for status.
 func NewPreamble(kind string, getenv func(string) string, client string) Preamble {
-	return Preamble{Resmongw: Protocol, Kind: kind, Env: CaptureEnv(getenv), PID: os.Getpid(), PPID: os.Getppid(), Client: client}
+	return Preamble{Resmongw: Protocol, Kind: kind, Env: CaptureEnv(getenv), PID: os.Getpid(), PPID: os.Getppid(), Client: client, Version: version.Version}
 }
 
 // ReadPreamble is the daemon's half: it reads one line of at most MaxPreamble bytes from br
@@ -126,7 +140,7 @@ func ReadPreamble(br *bufio.Reader) (*Preamble, error) {
 	if p.Resmongw != Protocol {
 		return nil, fmt.Errorf("preamble protocol %d, this daemon speaks %d (restart the daemon after an upgrade)", p.Resmongw, Protocol)
 	}
-	if p.Kind != KindMCP && p.Kind != KindStatus && !IsControl(p.Kind) {
+	if p.Kind != KindMCP && p.Kind != KindStatus && p.Kind != KindActivity && !IsControl(p.Kind) {
 		return nil, fmt.Errorf("unknown preamble kind %q", p.Kind)
 	}
 	return &p, nil

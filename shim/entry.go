@@ -45,7 +45,7 @@ func Main(args []string, unreachable Unreachable) int {
 	}
 	// No allocation profile is ever read from a shim; a sample costs a bucket kept for life.
 	runtime.MemProfileRate = 0
-	fs, socketFlag := flags()
+	fs, socketFlag, writesFlag := flags()
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -54,6 +54,12 @@ func Main(args []string, unreachable Unreachable) int {
 		// A harness config with a stray argument would otherwise run with it ignored.
 		fmt.Fprintf(os.Stderr, "resmongw stdio: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
+		return 2
+	}
+	switch *writesFlag {
+	case "ask", "harness", "off":
+	default:
+		fmt.Fprintf(os.Stderr, "resmongw stdio: --writes=%q: want ask, harness or off\n", *writesFlag)
 		return 2
 	}
 	path, err := paths.Socket(*socketFlag, os.Getenv)
@@ -81,6 +87,7 @@ func Main(args []string, unreachable Unreachable) int {
 	}
 	r := newRelay(dialer, polledStdout())
 	r.unreachable = unreachable
+	r.writes = *writesFlag
 	conn, err := connect(path, autostart, !explicit)
 	if err != nil && demo != "" {
 		err = sessionwire.DemoUnreachable(demo, err)
@@ -95,11 +102,14 @@ func Main(args []string, unreachable Unreachable) int {
 }
 
 // FlagSet is stdio's flag set, for the CLI's help and parsing.
-func FlagSet() *flag.FlagSet { fs, _ := flags(); return fs }
+func FlagSet() *flag.FlagSet { fs, _, _ := flags(); return fs }
 
-func flags() (*flag.FlagSet, *string) {
-	fs := flag.NewFlagSet("resmongw stdio", flag.ContinueOnError)
-	return fs, fs.String("socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
+func flags() (fs *flag.FlagSet, socket, writes *string) {
+	fs = flag.NewFlagSet("resmongw stdio", flag.ContinueOnError)
+	socket = fs.String("socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
+	writes = fs.String("writes", "ask", "who confirms each write: 'ask' (the gateway asks the person in the client), "+
+		"'harness' (no gateway question: the harness's own approval), 'off' (writes not offered, refused)")
+	return fs, socket, writes
 }
 
 // redial is one attempt to reach a daemon after ours went away. While a live daemon holds
@@ -217,7 +227,7 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	defer signal.Stop(pipes)
 
 	r.conn, r.epoch = conn, 1
-	if err := sendPreamble(conn, r.ppid); err != nil {
+	if err := sendPreamble(conn, r.ppid, r.writes); err != nil {
 		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 			return fail(closedEarly)
 		}

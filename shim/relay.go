@@ -70,8 +70,9 @@ type relay struct {
 	readTools   map[string]bool // from the daemon's reply: tools/call that may be retried
 	session     int             // the session protocol agreed with the current daemon
 	stdinClosed bool
-	ending      bool // the session ends here: harness lines are no longer taken (holdStdin)
-	fallback         // serving the session in process while no daemon can be reached (fallback.go)
+	writes      string // --writes, sent in every preamble (a reconnected session keeps it)
+	ending      bool   // the session ends here: harness lines are no longer taken (holdStdin)
+	fallback           // serving the session in process while no daemon can be reached (fallback.go)
 }
 
 // call is one request the harness sent and has not had answered.
@@ -272,9 +273,10 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 }
 
 // sendPreamble opens a session on conn.
-func sendPreamble(conn *net.UnixConn, ppid int) error {
+func sendPreamble(conn *net.UnixConn, ppid int, writes string) error {
 	pre := sessionwire.NewPreamble(sessionwire.KindMCP, os.Getenv, parentArgv0(ppid))
 	pre.Session = sessionwire.SessionProtocol
+	pre.Writes = writes
 	_, err := conn.Write(sessionwire.Line(pre))
 	return err
 }
@@ -539,7 +541,7 @@ func (r *relay) redial() (*net.UnixConn, *bufio.Reader, sessionwire.Reply, error
 			conn, err = r.dialer()
 		}
 		if err == nil {
-			if err = sendPreamble(conn, r.ppid); err == nil {
+			if err = sendPreamble(conn, r.ppid, r.writes); err == nil {
 				var br *bufio.Reader
 				var reply sessionwire.Reply
 				if br, reply, err = readReply(conn); err == nil {

@@ -164,3 +164,39 @@ func TestPrivateGroupMayWrite(t *testing.T) {
 	}
 	refused(t, Check(dir, fi, false), dir, "writable by other users")
 }
+
+// A private group that lists another member is not private (OpenSSH asks the same of a
+// group-writable file): that member could change what the owner's group may write.
+func TestPrivateGroupWithAnotherMemberIsShared(t *testing.T) {
+	file := []byte("root:x:0:\nalice:x:1000:\nbob:x:1001:alice\ncarol:x:1002:carol\n")
+	for _, tc := range []struct {
+		group, user string
+		want        bool
+	}{
+		{"alice", "alice", true}, // no members listed
+		{"carol", "carol", true}, // only herself
+		{"bob", "bob", false},    // alice is in bob's group
+		{"dave", "dave", true},   // not listed at all
+	} {
+		if got := onlyMemberListed(file, tc.group, tc.user); got != tc.want {
+			t.Errorf("group %s for %s: private %v, want %v", tc.group, tc.user, got, tc.want)
+		}
+	}
+}
+
+// A secret readable by a group is refused even when that group is the owner's private one:
+// its whole member list cannot be seen from here.
+func TestSecretReadableByPrivateGroupRefused(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "token")
+	if err := os.WriteFile(file, []byte("secret"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	uid := os.Geteuid()
+	if err := os.Chown(file, -1, uid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(file, Secret, 16); err == nil {
+		t.Fatal("a group-readable secret was read")
+	}
+}

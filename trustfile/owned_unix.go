@@ -45,14 +45,17 @@ func ours(uid, gid uint32, mode fs.FileMode, above bool) verdict {
 	return trusted
 }
 
-// readableByOthers: for secrets, read counts as write does for everything else.
-func readableByOthers(uid, gid uint32, mode fs.FileMode) bool {
-	perm := mode.Perm()
-	return perm&0o004 != 0 || perm&0o040 != 0 && !privateGroup(uid, gid)
+// readableByOthers: for secrets, read counts as write does for everything else, and stricter:
+// a secret readable by any group is refused, the owner's private group included, since that
+// group's member list is not something this process can see whole (NSS).
+func readableByOthers(mode fs.FileMode) bool {
+	return mode.Perm()&0o044 != 0
 }
 
-// privateGroup reports whether gid is user uid's private group: the same number, and a group
-// named like the user.
+// privateGroup reports whether gid is user uid's private group: the same number, a group
+// named like the user, and (as OpenSSH asks of a group-writable file) no other member listed
+// in /etc/group. Members from other databases cannot be listed; the name and number rule is
+// the user-private-group convention those setups follow.
 func privateGroup(uid, gid uint32) bool {
 	if uid != gid {
 		return false
@@ -62,7 +65,28 @@ func privateGroup(uid, gid uint32) bool {
 		return false
 	}
 	g, err := user.LookupGroupId(strconv.FormatUint(uint64(gid), 10))
-	return err == nil && g.Name == u.Username
+	if err != nil || g.Name != u.Username {
+		return false
+	}
+	b, _ := os.ReadFile("/etc/group") // unreadable: it lists nobody
+	return onlyMemberListed(b, g.Name, u.Username)
+}
+
+// onlyMemberListed reports whether the group file (/etc/group's format) lists no member of
+// group other than user.
+func onlyMemberListed(groupFile []byte, group, user string) bool {
+	for _, line := range strings.Split(string(groupFile), "\n") {
+		f := strings.Split(line, ":")
+		if len(f) < 4 || f[0] != group {
+			continue
+		}
+		for _, m := range strings.Split(f[3], ",") {
+			if m = strings.TrimSpace(m); m != "" && m != user {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Check is the one "is this ours and not writable by others" test, for callers that have

@@ -213,7 +213,7 @@ func checkOwnerMode(path string, uid, gid uint32, mode fs.FileMode, kind Kind, i
 	switch {
 	case verdict == othersWrite:
 		problem = "is writable by other users"
-	case kind == Secret && readableByOthers(uid, gid, mode):
+	case kind == Secret && readableByOthers(mode):
 		problem = "is readable by other users"
 	}
 	if problem != "" {

@@ -20,6 +20,7 @@ import (
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/resmonsim"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/version"
 )
 
 // demoName is the server name the demo's harness lines use, so they never replace a real
@@ -151,7 +152,7 @@ func demoCalls(ctx context.Context, w io.Writer, exe string, env []string) (_ *m
 	defer cancel()
 	cmd := exec.Command(exe, "stdio")
 	cmd.Env = append(minimalEnv(), env...) // sessionwire.DemoEnv in env: it never autostarts
-	client := mcp.NewClient(&mcp.Implementation{Name: "resmongw-demo", Version: daemon.Version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "resmongw-demo", Version: version.Version}, nil)
 	// The session outlives cctx (which bounds the calls), so it is connected on ctx.
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
 	if err != nil {

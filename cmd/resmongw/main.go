@@ -13,11 +13,14 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/doctor"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/resmonsim"
 	"github.com/resmongw/resmongw/shim"
 	"github.com/resmongw/resmongw/tooltable"
+	"github.com/resmongw/resmongw/version"
 )
 
 func main() {
@@ -86,7 +89,7 @@ which relays to the daemon over a private Unix socket and starts it when needed.
 
 First time? Run 'resmongw demo': a simulated backend, real tool calls, and the line that
 connects each harness.`,
-		Version:       daemon.Version,
+		Version:       version.Version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		// No command: the help, as a usage error.
@@ -106,7 +109,7 @@ connects each harness.`,
 
 	root.AddCommand(
 		stdioCmd(), demoCmd(stdout, stderr), configCmd(stdout, stderr), toolsCmd(stdout, stderr),
-		statusCmd(stdout, stderr), serveCmd(stderr),
+		statusCmd(stdout, stderr), activityCmd(stdout, stderr), doctorCmd(stdout, stderr), serveCmd(stderr),
 		installCmd(stdout, stderr),
 		serviceCmd("uninstall", "stop and remove the per-user service", stdout, stderr),
 		withLong(lifecycleCmd("start", "start the daemon (through the service when installed)", stdout, stderr), startLong),
@@ -116,7 +119,7 @@ connects each harness.`,
 		&cobra.Command{
 			Use: "version", Short: "print the version", Args: cobra.NoArgs,
 			RunE: func(*cobra.Command, []string) error {
-				fmt.Fprintln(stdout, "resmongw", daemon.Version, "(MCP contract 2.3)")
+				fmt.Fprintln(stdout, "resmongw", version.Version, "(MCP contract 2.3)")
 				return nil
 			},
 		},
@@ -303,4 +306,37 @@ port file names a running backend.`,
 		},
 	}, resmonsim.FlagSet()))
 	return dev
+}
+
+func activityCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o activity.Options
+	return withGoFlags(&cobra.Command{
+		Use:   "activity",
+		Short: "the tool calls the daemon served: who, which tool, how each ended",
+		Long: `The tool calls the daemon recorded, newest last: time, session, client, tool, read or write,
+outcome (ok, the tool's error code, declined, refused_by_policy, outcome_unknown, ...), how a write
+was confirmed, and how long it took. Never an argument, a result or a token. -f follows live.`,
+		GroupID: "manage",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return done(activity.Main(o, stdout, stderr))
+		},
+	}, activity.FlagSet(&o))
+}
+
+func doctorCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o doctor.Options
+	return withGoFlags(&cobra.Command{
+		Use:   "doctor",
+		Short: "check the whole setup, each check with the command that fixes it",
+		Long: `Check, in order: this binary's version against the running daemon's, the socket directory, the
+daemon, the service, resmon's state directory, port and token files, resmon's health and identity,
+every harness entry that launches resmongw, and the log. Each check passes (✓) or fails (✗) with
+its fix; what does not apply is information (·). Exit 0 when all pass, 1 otherwise.`,
+		GroupID: "manage",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return done(doctor.Main(o, stdout, stderr))
+		},
+	}, doctor.FlagSet(&o))
 }

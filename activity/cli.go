@@ -1,0 +1,249 @@
+package activity
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/resmongw/resmongw/paths"
+	"github.com/resmongw/resmongw/sessionwire"
+)
+
+// Options are `resmongw activity`'s flags.
+type Options struct {
+	N      int
+	Since  string
+	Follow bool
+	JSON   bool
+	Socket string
+	// Getenv is the caller's environment; nil = os.Getenv. Stop, when set, ends a follow (tests);
+	// otherwise Ctrl-C does.
+	Getenv func(string) string
+	Stop   <-chan struct{}
+}
+
+// FlagSet is activity's flag set, bound to o; the CLI shows and parses exactly these.
+func FlagSet(o *Options) *flag.FlagSet {
+	fs := flag.NewFlagSet("activity", flag.ContinueOnError)
+	fs.IntVar(&o.N, "n", 20, "show the last `N` calls (0: every call kept)")
+	fs.StringVar(&o.Since, "since", "", "only calls since `WHEN`: a duration back from now (90m, 24h) or a time (2026-12-05T10:00:00Z)")
+	fs.BoolVar(&o.Follow, "f", false, "then follow: print each new call as it finishes, until Ctrl-C")
+	fs.BoolVar(&o.JSON, "json", false, "print JSON Lines (time, session, client, tool, write, outcome, confirmation, duration_ms)")
+	fs.StringVar(&o.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
+	return fs
+}
+
+// Exit codes of `resmongw activity`.
+const (
+	exitOK         = 0
+	exitFailed     = 1
+	exitUsage      = 2
+	exitNotRunning = 3
+)
+
+// Main runs `resmongw activity`. The records come from the daemon over its socket: the daemon
+// keeps them (in memory, reloaded from its file at start), so the CLI needs no file path that
+// depends on the daemon's environment, reads them through the same checked dial as every
+// client, and -f is the daemon pushing each record as it happens, with no polling and no race
+// with the file's rotation.
+func Main(o Options, stdout, stderr io.Writer) int {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	since, err := parseSince(o.Since, time.Now())
+	if err != nil || o.N < 0 {
+		if err == nil {
+			err = errors.New("-n must not be negative")
+		}
+		fmt.Fprintln(stderr, "resmongw activity:", err)
+		return exitUsage
+	}
+	socket, err := paths.Socket(o.Socket, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "resmongw activity:", err)
+		return exitUsage
+	}
+	c, err := sessionwire.Dial(socket)
+	if err != nil {
+		if sessionwire.IsDown(err) {
+			fmt.Fprintf(stderr, "resmongw activity: no daemon is running at %s, so nothing is being recorded.\n"+
+				"The calls of earlier runs are shown again once it runs: 'resmongw start' (or any harness session) starts it.\n", socket)
+			return exitNotRunning
+		}
+		fmt.Fprintln(stderr, "resmongw activity:", err)
+		return exitFailed
+	}
+	defer c.Close()
+	if _, err := c.Write(sessionwire.Line(sessionwire.NewPreamble(sessionwire.KindActivity, getenv, "resmongw activity"))); err != nil {
+		fmt.Fprintln(stderr, "resmongw activity: asking the daemon:", err)
+		return exitFailed
+	}
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	reply, err := sessionwire.ReadReply(br)
+	switch {
+	case err != nil:
+		fmt.Fprintln(stderr, "resmongw activity: no answer from the daemon:", err)
+		return exitFailed
+	case !reply.OK && strings.Contains(reply.Error, "unknown preamble kind"):
+		fmt.Fprintf(stderr, "resmongw activity: the running daemon (%s) predates the activity record; restart it: resmongw restart\n", orUnknown(reply.Version))
+		return exitFailed
+	case !reply.OK:
+		fmt.Fprintln(stderr, "resmongw activity: the daemon refused:", reply.Error)
+		return exitFailed
+	}
+	var history []Record
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			fmt.Fprintln(stderr, "resmongw activity: reading the record:", err)
+			return exitFailed
+		}
+		if string(line) == sessionwire.HistoryEnd {
+			break
+		}
+		var r Record
+		if json.Unmarshal(line, &r) == nil && !r.Time.Before(since) {
+			history = append(history, r)
+		}
+	}
+	if o.N > 0 && len(history) > o.N {
+		history = history[len(history)-o.N:]
+	}
+	p := newPrinter(stdout, o.JSON)
+	if len(history) == 0 && !o.JSON && !o.Follow {
+		fmt.Fprintln(stdout, "no tool calls recorded yet")
+		return exitOK
+	}
+	p.print(history)
+	if !o.Follow {
+		return exitOK
+	}
+	return follow(c, br, p, o.Stop, stderr)
+}
+
+// follow prints each record the daemon sends until stop, Ctrl-C or the daemon going away.
+func follow(c io.Closer, br *bufio.Reader, p *printer, stop <-chan struct{}, stderr io.Writer) int {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	type next struct {
+		r   Record
+		err error
+	}
+	lines := make(chan next)
+	go func() {
+		for {
+			line, err := br.ReadBytes('\n')
+			var r Record
+			if err == nil {
+				err = json.Unmarshal(line, &r)
+			}
+			lines <- next{r, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	if d, ok := c.(interface{ SetReadDeadline(time.Time) error }); ok {
+		_ = d.SetReadDeadline(time.Time{})
+	}
+	for {
+		select {
+		case n := <-lines:
+			if n.err != nil {
+				fmt.Fprintln(stderr, "resmongw activity: the daemon stopped or cut us off (we fell behind); run it again to go on")
+				return exitFailed
+			}
+			p.print([]Record{n.r})
+		case <-sigs:
+			c.Close()
+			return exitOK
+		case <-stop:
+			c.Close()
+			return exitOK
+		}
+	}
+}
+
+// parseSince reads --since: empty (everything), a duration back from now, or an RFC 3339 time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("--since %q is neither a duration (90m, 24h) nor a time (2026-12-05T10:00:00Z)", s)
+}
+
+// printer writes records as a table (the header once) or as JSON Lines.
+type printer struct {
+	w      io.Writer
+	json   bool
+	header bool
+}
+
+func newPrinter(w io.Writer, asJSON bool) *printer { return &printer{w: w, json: asJSON} }
+
+func (p *printer) print(rs []Record) {
+	if p.json {
+		for _, r := range rs {
+			_, _ = p.w.Write(Line(r))
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	if !p.header {
+		fmt.Fprintln(tw, "TIME\tSESSION\tCLIENT\tTOOL\tKIND\tOUTCOME\tCONFIRMED\tTOOK")
+		p.header = true
+	}
+	for _, r := range rs {
+		kind := "read"
+		if r.Write {
+			kind = "write"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Local().Format("Jan _2 15:04:05"), r.Session,
+			orDash(strings.TrimSpace(r.Client+" "+r.ClientVersion)), r.Tool, kind, r.Outcome, orDash(r.Confirmation),
+			took(r.DurationMS))
+	}
+	tw.Flush()
+}
+
+func took(ms float64) string {
+	d := time.Duration(ms * float64(time.Millisecond))
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "an older version"
+	}
+	return "version " + v
+}
