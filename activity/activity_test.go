@@ -25,8 +25,8 @@ func TestOutcomeNamesHowACallEnded(t *testing.T) {
 		{"invalid_argument", "cannot_ask", false, OutcomeCannotAsk},
 		{"invalid_argument", "policy_off", false, OutcomeRefused},
 		{"", "harness", false, OutcomeOK},
-		{"not_confirmed", "asked", false, "asked"},
-		{"not_confirmed", "session_closed", false, "session_closed"},
+		{"conflict", "asked", false, "asked"},
+		{"conflict", "session_closed", false, "session_closed"},
 	} {
 		if got := Outcome(c.code, c.confirmation, c.unknown); got != c.want {
 			t.Errorf("Outcome(%q, %q, %v) = %q, want %q", c.code, c.confirmation, c.unknown, got, c.want)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/resmonsim"
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // Mode names, in the order the overhead table lists them. The go-sdk rows use the MCP SDK's
@@ -199,18 +200,19 @@ func MeasureAutostart(ctx context.Context, w *World, n int) (Summary, error) {
 		}
 		lat = append(lat, time.Since(start))
 		s.Close()
-		if err := stopByLock(sock + ".lock"); err != nil {
+		if err := stopByLock(sock); err != nil {
 			return Summary{}, err
 		}
 	}
 	return Summarize(lat), nil
 }
 
-// stopByLock stops the daemon whose pid its lock file holds and waits until it is gone.
-func stopByLock(lock string) error {
-	pid, err := testkit.ReadPIDFile(lock)
-	if err != nil {
-		return fmt.Errorf("autostarted daemon's lock file: %w", err)
+// stopByLock stops the daemon that holds socket's lock (paths.LockFile) and waits until it
+// is gone.
+func stopByLock(socket string) error {
+	pid := sessionwire.LockHolder(socket)
+	if pid <= 0 {
+		return fmt.Errorf("no daemon holds the lock of %s", socket)
 	}
 	if err := testkit.StopPID(pid, 10*time.Second); err != nil {
 		return fmt.Errorf("autostarted daemon: %w", err)

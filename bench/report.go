@@ -51,8 +51,10 @@ type Report struct {
 	Sizes                 []ToolSize
 	// Compare, Spaced and Sessions are the same-run before/after measurements (issue 12 B).
 	Compare  *CompareResult
-	Spaced   []SpacedResult
+	Spaced   []ColdPairResult
 	Sessions []SessionsResult
+	// Issue23 is issue 23 item 5's figures (with Compare and Sessions).
+	Issue23 *Issue23
 }
 
 // Targets of issue 7.
@@ -100,6 +102,9 @@ func (r *Report) Markdown(w io.Writer) {
 		p("%s\n\n", r.Note)
 	}
 
+	if r.Issue23 != nil {
+		r.issue23Markdown(p)
+	}
 	if r.Compare != nil {
 		r.compareMarkdown(p)
 	}

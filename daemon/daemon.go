@@ -413,7 +413,7 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
 		return
 	}
-	ctx := proxy.WithWriteSession(context.WithValue(d.ctx, sessionKey{}, s), writes)
+	ctx := proxy.WithMaxOutput(proxy.WithWriteSession(context.WithValue(d.ctx, sessionKey{}, s), writes), pre.MaxOutput)
 	ss, err := t.server.Connect(ctx, proxy.WrapTransport(lt, proxy.Tools), nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))

@@ -13,7 +13,8 @@
 //     on it relays: stdin to the socket, the socket to stdout, one line at a time, changing
 //     neither a request nor an answer on the way. Lines are framed by sessionwire.LineReader
 //     (a harness line over 1 MiB is answered Invalid Request and never sent), and read with
-//     encoding/json only for what a restart needs: id, method and tool (shim/scan.go).
+//     encoding/json only for what a restart needs: id and method (shim/scan.go); the tool a
+//     tools/call names is read from the kept line only once a daemon went away.
 //  2. Socket and peer check (socket_unix.go, sessionwire.PeerCred, daemon.go handle). The
 //     socket is 0600 in a 0700 directory; the accept loop still checks the peer's uid on the
 //     connection itself and closes on another user without a word.

@@ -43,7 +43,7 @@ func ServeUnreachable(c *net.UnixConn, why func() error) {
 		return
 	}
 	lt := &lineTransport{c: c, br: br, goodbye: pre.Session >= 1}
-	ss, err := srv.Connect(ctx, proxy.WrapTransport(lt, proxy.Tools), nil)
+	ss, err := srv.Connect(proxy.WithMaxOutput(ctx, pre.MaxOutput), proxy.WrapTransport(lt, proxy.Tools), nil)
 	if err != nil {
 		return
 	}

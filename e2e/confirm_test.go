@@ -73,18 +73,24 @@ func activate2() *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: "activate_routine", Arguments: map[string]any{"routine_id": 2}}
 }
 
-func confirmText(t *testing.T, res *mcp.CallToolResult) (code, message string) {
+// confirmText is a refusal's reason (detail.reason of its conflict code) and message; for any
+// other error, its code.
+func confirmText(t *testing.T, res *mcp.CallToolResult) (reason, message string) {
 	t.Helper()
 	if len(res.Content) != 1 {
 		t.Fatalf("result %+v", res)
 	}
 	var e struct {
-		Error   string `json:"error"`
-		Message string `json:"message"`
+		Error   string         `json:"error"`
+		Message string         `json:"message"`
+		Detail  map[string]any `json:"detail"`
 	}
 	_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &e)
 	if res.IsError && e.Error == "" {
 		t.Fatalf("error without a code: %+v", res)
+	}
+	if r, ok := e.Detail["reason"].(string); ok && e.Error == proxy.CodeConflict {
+		return r, e.Message
 	}
 	return e.Error, e.Message
 }
@@ -115,7 +121,7 @@ func TestConfirmAcrossProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if code, msg := confirmText(t, res); code != proxy.CodeNotConfirmed || !strings.Contains(msg, "declined") {
+			if code, msg := confirmText(t, res); code != proxy.ReasonNotConfirmed || !strings.Contains(msg, "declined") {
 				t.Fatalf("decline answered %s %q", code, msg)
 			}
 			if n := activations(sim); n != 0 || forms.Load() != 1 {
@@ -159,7 +165,7 @@ func TestConfirmAcrossProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if code, _ := confirmText(t, res); code != proxy.CodeWritesOff {
+			if code, _ := confirmText(t, res); code != proxy.ReasonWritesOff {
 				t.Fatalf("--writes=off answered %q", code)
 			}
 
@@ -169,7 +175,7 @@ func TestConfirmAcrossProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if code, msg := confirmText(t, res); code != proxy.CodeNotConfirmed || !strings.Contains(msg, "--writes=harness") {
+			if code, msg := confirmText(t, res); code != proxy.ReasonNotConfirmed || !strings.Contains(msg, "--writes=harness") {
 				t.Fatalf("no elicitation answered %s %q", code, msg)
 			}
 			if res, err := mute.CallTool(ctx, &mcp.CallToolParams{Name: "list_routines", Arguments: map[string]any{}}); err != nil || res.IsError {
@@ -224,7 +230,7 @@ func TestConfirmStateDoesNotOutliveTheDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitNewDaemon(t, old)
-	if code, msg := confirmText(t, res2); code != proxy.CodeNotConfirmed || !strings.Contains(msg, "does not match") {
+	if code, msg := confirmText(t, res2); code != proxy.ReasonNotConfirmed || !strings.Contains(msg, "does not match") {
 		t.Fatalf("an old daemon's state answered %s %q", code, msg)
 	}
 	if n := activations(sim); n != 0 {

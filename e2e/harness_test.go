@@ -282,7 +282,6 @@ var documented = map[string]bool{
 	proxy.CodeBackendUnavailable: true, proxy.CodeNotFound: true, proxy.CodeInvalidArgument: true,
 	proxy.CodeConflict: true, proxy.CodeUpstreamError: true, proxy.CodeInternalError: true,
 	proxy.CodeIdentityUnavailable: true, proxy.CodeInstanceMismatch: true,
-	proxy.CodeNotConfirmed: true, proxy.CodeWritesOff: true,
 }
 
 // call makes one tool call and checks the shape every answer must have: one text item with

@@ -124,7 +124,7 @@ func withdrawnWrite(text string) bool {
 		Message string         `json:"message"`
 		Detail  map[string]any `json:"detail"`
 	}
-	return json.Unmarshal([]byte(text), &e) == nil && e.Error == proxy.CodeNotConfirmed &&
+	return json.Unmarshal([]byte(text), &e) == nil && e.Error == proxy.CodeConflict && e.Detail["reason"] == proxy.ReasonNotConfirmed &&
 		e.Detail["sent"] == false && strings.Contains(e.Message, "while the confirmation was open")
 }
 

@@ -79,11 +79,13 @@ const (
 	ConfirmHarness       = "harness"        // --writes=harness: sent, the harness asked (or not)
 )
 
-// CodeNotConfirmed is the tool error code of a write that was not sent because the person
-// did not confirm it (or could not be asked); CodeWritesOff of one refused by --writes=off.
+// A write the gateway did not send answers the contract's conflict code (the contract's six
+// codes are the whole vocabulary a caller may switch on: a seventh would be a break), with
+// detail.reason saying why: ReasonNotConfirmed when the person did not confirm it (or could
+// not be asked), ReasonWritesOff when --writes=off refused it. detail.sent is always false.
 const (
-	CodeNotConfirmed = "not_confirmed"
-	CodeWritesOff    = "writes_disabled"
+	ReasonNotConfirmed = "not_confirmed"
+	ReasonWritesOff    = "writes_disabled"
 )
 
 // The form's fields. confirm is required and has no default, so a harness shows it unticked
@@ -341,7 +343,7 @@ func (r *askRound) release() {
 
 // confirmRefusal is the isError answer of a write that was not sent, in words a model can pass on.
 func confirmRefusal(tool, why string) *ToolError {
-	return NewError(CodeNotConfirmed, why, map[string]any{"tool": tool, "sent": false})
+	return NewError(CodeConflict, why, map[string]any{"tool": tool, "sent": false, "reason": ReasonNotConfirmed})
 }
 
 // gateWrite decides a write call under its session's policy before anything is sent. It
@@ -446,8 +448,8 @@ func lateWords(tool string, timeout time.Duration) string {
 }
 
 func writesOffError(tool string) *ToolError {
-	return NewError(CodeWritesOff, tool+" was not run: writes are turned off for this client (--writes=off in its resmon entry). "+
-		"Nothing was sent. The person can make this change in the resmon app.", map[string]any{"tool": tool, "sent": false})
+	return NewError(CodeConflict, tool+" was not run: writes are turned off for this client (--writes=off in its resmon entry). "+
+		"Nothing was sent. The person can make this change in the resmon app.", map[string]any{"tool": tool, "sent": false, "reason": ReasonWritesOff})
 }
 
 // canAsk reports whether the client can show a form: it declared elicitation (per request on

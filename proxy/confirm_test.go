@@ -141,7 +141,7 @@ func resultText(t *testing.T, res *mcp.CallToolResult) string {
 }
 
 // wantRefused checks an isError answer naming the tool, saying nothing was sent, with code.
-func wantRefused(t *testing.T, text string, isError bool, code string, words ...string) {
+func wantRefused(t *testing.T, text string, isError bool, reason string, words ...string) {
 	t.Helper()
 	if !isError {
 		t.Fatalf("answered without isError: %s", text)
@@ -150,8 +150,8 @@ func wantRefused(t *testing.T, text string, isError bool, code string, words ...
 	if err := json.Unmarshal([]byte(text), &e); err != nil {
 		t.Fatalf("not an error object: %s", text)
 	}
-	if e.Error != code || !strings.Contains(e.Message, confirmWrite) || e.Detail["sent"] != false {
-		t.Fatalf("refusal %s, want code %s naming %s with sent=false", text, code, confirmWrite)
+	if e.Error != CodeConflict || e.Detail["reason"] != reason || !strings.Contains(e.Message, confirmWrite) || e.Detail["sent"] != false {
+		t.Fatalf("refusal %s, want code %s, reason %s, naming %s with sent=false", text, CodeConflict, reason, confirmWrite)
 	}
 	for _, w := range words {
 		if !strings.Contains(e.Message, w) {
@@ -215,7 +215,7 @@ func TestConfirmAnswers(t *testing.T) {
 						if err != nil {
 							t.Fatalf("tools/call: %v", err)
 						}
-						wantRefused(t, resultText(t, res), res.IsError, CodeNotConfirmed, "Nothing was sent")
+						wantRefused(t, resultText(t, res), res.IsError, ReasonNotConfirmed, "Nothing was sent")
 						wantOutcomes(t, w, ConfirmBadAnswer)
 					} else if err == nil {
 						t.Fatalf("the client's failure to ask came back as a result: %+v", res)
@@ -230,7 +230,7 @@ func TestConfirmAnswers(t *testing.T) {
 							t.Fatalf("confirmed write failed: %s", text)
 						}
 					} else {
-						wantRefused(t, text, res.IsError, CodeNotConfirmed, c.words, "nothing was sent")
+						wantRefused(t, text, res.IsError, ReasonNotConfirmed, c.words, "nothing was sent")
 					}
 					wantOutcomes(t, w, asked(fam.version, c.outcome)...)
 				}
@@ -303,7 +303,7 @@ func TestConfirmMalformedAnswers(t *testing.T) {
 				t.Fatalf("not a tool result: %s", line)
 			}
 			text, isError := res.Content[0].Text, res.IsError
-			wantRefused(t, text, isError, CodeNotConfirmed, "Nothing was sent")
+			wantRefused(t, text, isError, ReasonNotConfirmed, "Nothing was sent")
 			if n := w.sent(); n != 0 {
 				t.Fatalf("resmon got %d writes", n)
 			}
@@ -314,7 +314,7 @@ func TestConfirmMalformedAnswers(t *testing.T) {
 			cs, _ := w.session(sessionOpts{policy: WritesAsk, version: "2026-07-28", manual: true, elicit: answer("cancel", nil)})
 			state := firstRound(t, cs, confirmArgs)
 			text, isError := retry(t, cs, confirmArgs, state, &mcp.ElicitResult{Action: "accept", Content: content})
-			wantRefused(t, text, isError, CodeNotConfirmed, "othing was sent")
+			wantRefused(t, text, isError, ReasonNotConfirmed, "othing was sent")
 			if n := w.sent(); n != 0 {
 				t.Fatalf("resmon got %d writes", n)
 			}
@@ -366,7 +366,7 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 			t.Fatalf("first retry refused: %s", text)
 		}
 		text, isError := retry(t, cs, confirmArgs, state, yes)
-		wantRefused(t, text, isError, CodeNotConfirmed, "already used")
+		wantRefused(t, text, isError, ReasonNotConfirmed, "already used")
 		if n := w.sent(); n != 1 {
 			t.Fatalf("resmon got %d writes, want 1", n)
 		}
@@ -375,10 +375,10 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 		before := w.sent()
 		state := firstRound(t, cs, map[string]any{"routine_id": 3})
 		text, isError := retry(t, cs, confirmArgs, state, yes)
-		wantRefused(t, text, isError, CodeNotConfirmed, "these exact arguments")
+		wantRefused(t, text, isError, ReasonNotConfirmed, "these exact arguments")
 		// The state was spent by that try: the right arguments now do not redeem it either.
 		text, isError = retry(t, cs, map[string]any{"routine_id": 3}, state, yes)
-		wantRefused(t, text, isError, CodeNotConfirmed)
+		wantRefused(t, text, isError, ReasonNotConfirmed)
 		if n := w.sent() - before; n != 0 {
 			t.Fatalf("resmon got %d writes", n)
 		}
@@ -395,10 +395,10 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 			text, isError := retry(t, cs, confirmArgs, forged, yes)
 			if forged == "" {
 				// No state at all with an answer: still a retry, still refused.
-				wantRefused(t, text, isError, CodeNotConfirmed)
+				wantRefused(t, text, isError, ReasonNotConfirmed)
 				continue
 			}
-			wantRefused(t, text, isError, CodeNotConfirmed, "does not match")
+			wantRefused(t, text, isError, ReasonNotConfirmed, "does not match")
 		}
 		if n := w.sent() - before; n != 0 {
 			t.Fatalf("resmon got %d writes", n)
@@ -409,7 +409,7 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 		state := firstRound(t, cs, confirmArgs)
 		other, _ := w.session(opts)
 		text, isError := retry(t, other, confirmArgs, state, yes)
-		wantRefused(t, text, isError, CodeNotConfirmed, "does not match")
+		wantRefused(t, text, isError, ReasonNotConfirmed, "does not match")
 		if n := w.sent() - before; n != 0 {
 			t.Fatalf("resmon got %d writes", n)
 		}
@@ -422,7 +422,7 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 		w.conf.mu.Unlock()
 		defer func() { w.conf.mu.Lock(); w.conf.now = time.Now; w.conf.mu.Unlock() }()
 		text, isError := retry(t, cs, confirmArgs, state, yes)
-		wantRefused(t, text, isError, CodeNotConfirmed, "did not answer the confirmation within")
+		wantRefused(t, text, isError, ReasonNotConfirmed, "did not answer the confirmation within")
 		if n := w.sent() - before; n != 0 {
 			t.Fatalf("resmon got %d writes", n)
 		}
@@ -487,7 +487,7 @@ func TestConfirmTimeoutAndLateYes(t *testing.T) {
 		}
 	}()
 	text, isError := callWrite(t, cs, confirmArgs)
-	wantRefused(t, text, isError, CodeNotConfirmed, "did not answer the confirmation within 50ms", "Nothing was sent")
+	wantRefused(t, text, isError, ReasonNotConfirmed, "did not answer the confirmation within 50ms", "Nothing was sent")
 	close(release)
 	select {
 	case <-answered:
@@ -523,7 +523,7 @@ func TestConfirmSessionClosingSendsNothing(t *testing.T) {
 		}})
 	go func() { <-asking; ws.Close() }()
 	text, isError := callWrite(t, cs, confirmArgs)
-	wantRefused(t, text, isError, CodeNotConfirmed, "while the confirmation was open")
+	wantRefused(t, text, isError, ReasonNotConfirmed, "while the confirmation was open")
 	if n := w.sent(); n != 0 {
 		t.Fatalf("resmon got %d writes", n)
 	}
@@ -560,7 +560,7 @@ func TestConfirmRememberIsPerSession(t *testing.T) {
 			}
 			cs2, _ := w.session(sessionOpts{policy: WritesAsk, version: fam.version, elicit: answer("decline", nil)})
 			text, isError := callWrite(t, cs2, confirmArgs)
-			wantRefused(t, text, isError, CodeNotConfirmed, "declined")
+			wantRefused(t, text, isError, ReasonNotConfirmed, "declined")
 			if n := w.sent(); n != 3 {
 				t.Fatalf("resmon got %d writes, want 3", n)
 			}
@@ -591,7 +591,7 @@ func TestConfirmPolicies(t *testing.T) {
 				}
 			}
 			text, isError := callWrite(t, cs, confirmArgs)
-			wantRefused(t, text, isError, CodeWritesOff, "writes are turned off")
+			wantRefused(t, text, isError, ReasonWritesOff, "writes are turned off")
 			if n := w.sent(); n != 0 {
 				t.Fatalf("resmon got %d writes", n)
 			}
@@ -617,7 +617,7 @@ func TestConfirmPolicies(t *testing.T) {
 			w := newConfirmWorld(t, 0)
 			cs, _ := w.session(sessionOpts{policy: WritesAsk, version: fam.version})
 			text, isError := callWrite(t, cs, confirmArgs)
-			wantRefused(t, text, isError, CodeNotConfirmed, "--writes=harness", "Nothing was sent")
+			wantRefused(t, text, isError, ReasonNotConfirmed, "--writes=harness", "Nothing was sent")
 			res, err := cs.CallTool(coreCtx(t), &mcp.CallToolParams{Name: "get_routine", Arguments: confirmArgs})
 			if err != nil || res.IsError {
 				t.Fatalf("a read failed: %v %+v", err, res)

@@ -37,7 +37,7 @@ func Instructions(tools []Tool) string {
 		"Caveats, warnings and each match's basis are part of every answer: repeat them whenever you report a result, " +
 		"and never present a name_only or name+affiliation match as the person's own paper. " +
 		"The tools that change things (" + strings.Join(writes, ", ") + ") need the person's confirmation, which they are asked for when you call one: " +
-		"error not_confirmed means nothing was sent, so say so and call again only if they ask. " +
+		"a conflict whose detail.reason is not_confirmed means nothing was sent, so say so and call again only if they ask. " +
 		"run_sweep and run_routine return an execution_id at once; poll get_execution for progress. " +
 		"backend_unavailable means resmon is not running (closed), never that nothing was found: say so, and suggest starting the app."
 }
@@ -216,7 +216,7 @@ func (d *dispatcher) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				// Only the SDK's asking fails this way (the handler answers every error as a
 				// result): nothing was sent, and the model is told so in words.
 				res, err = failedAsk(ctx, name, st.ask), nil
-				st.code = CodeNotConfirmed
+				st.code = CodeConflict
 			}
 			if err != nil && st.code == "" {
 				st.code = "protocol_error"
@@ -314,20 +314,39 @@ func (d *dispatcher) handler(t *Tool) mcp.ToolHandler {
 			}
 			if res := gateWrite(ctx, t, req, args, st.ask); res != nil {
 				if res.IsError {
-					st.code = CodeNotConfirmed
-					if st.ask.outcome == ConfirmPolicyOff {
-						st.code = CodeWritesOff
-					}
+					st.code = CodeConflict // detail.reason and the record's Confirmation say why
 				}
 				return res, nil
 			}
 		}
 		payload, terr := runTool(ctx, d.api, t, raw)
+		if terr == nil {
+			payload, terr = d.sized(ctx, req, t, raw, payload)
+		}
 		if terr != nil {
 			return fail(terr)
 		}
 		return toolResult(payload, false), nil
 	}
+}
+
+// sized fits a successful answer to the calling client's budget (budget.go).
+func (d *dispatcher) sized(ctx context.Context, req *mcp.CallToolRequest, t *Tool, raw json.RawMessage, payload any) (any, *ToolError) {
+	if t.Paging == nil && !t.Whole {
+		return payload, nil
+	}
+	args, terr := decodeArgs(raw)
+	if terr != nil {
+		return nil, terr
+	}
+	again := func(args map[string]any) (any, *ToolError) {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, internalError(t.Name, "EncodeError")
+		}
+		return runTool(ctx, d.api, t, b)
+	}
+	return fitAnswer(t, args, payload, BudgetFor(ctx, ClientName(req)), again)
 }
 
 // runTool decodes the arguments and runs the handler, turning anything that is not a

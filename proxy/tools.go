@@ -60,6 +60,7 @@ var Tools = []Tool{
 			"limit":     sLimit(),
 			"cursor":    sString("next_cursor from the previous page."),
 		}, "query"),
+		Paging:  &Paging{Items: "papers", By: PageCursor},
 		Handler: toolSearchCorpus,
 	},
 	{
@@ -72,6 +73,7 @@ var Tools = []Tool{
 			"doc_id": sInt("Stored document id."),
 			"limit":  sLimit(),
 		}, "doc_id"),
+		Paging:  &Paging{Items: "papers", By: PageNone},
 		Handler: toolFindSimilar,
 	},
 	{
@@ -79,6 +81,7 @@ var Tools = []Tool{
 		Summary:     "The sources resmon can query, and whether each has its key",
 		Description: "The sources resmon can query: coverage, whether a key is required, and the stored key's status (present, absent or unreadable; never its value).",
 		InputSchema: sObject(schemaProps{"limit": sLimit(), "offset": sOffset()}),
+		Paging:      &Paging{Items: "sources", By: PageOffset},
 		Handler:     toolListSources,
 	},
 	{
@@ -90,6 +93,7 @@ var Tools = []Tool{
 			"limit":       sLimit(),
 			"offset":      sOffset(),
 		}),
+		Paging:  &Paging{Items: "routines", By: PageOffset},
 		Handler: toolListRoutines,
 	},
 	{
@@ -115,6 +119,7 @@ var Tools = []Tool{
 			"limit":      sLimit(),
 			"offset":     sOffset(),
 		}),
+		Paging:  &Paging{Items: "executions", By: PageOffset},
 		Handler: toolListExecutions,
 	},
 	{
@@ -138,6 +143,7 @@ var Tools = []Tool{
 			"limit":   sLimit(),
 			"offset":  sOffset(),
 		}, "exec_id"),
+		Paging:  &Paging{Items: "papers", By: PageOffset},
 		Handler: toolGetExecutionResults,
 	},
 	{
@@ -196,6 +202,7 @@ var Tools = []Tool{
 			"doc_ids": map[string]any{"type": "array", "items": map[string]any{"type": "integer"}, "description": "Stored document ids."},
 			"format":  sEnum("bibtex (default), ris, csv or json.", "bibtex", "ris", "csv", "json"),
 		}),
+		Whole:   true,
 		Handler: toolExportReferences,
 	},
 	{
@@ -209,6 +216,7 @@ var Tools = []Tool{
 			"limit":  sLimit(),
 			"offset": sOffset(),
 		}),
+		Paging:  &Paging{Items: "profiles", By: PageOffset},
 		Handler: toolListWatchProfiles,
 	},
 	{
@@ -231,6 +239,7 @@ var Tools = []Tool{
 			"limit":      sLimit(),
 			"offset":     sOffset(),
 		}, "profile_id"),
+		Paging:  &Paging{Items: "matches", By: PageOffset},
 		Handler: toolGetProfileMatches,
 	},
 

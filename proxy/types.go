@@ -134,7 +134,13 @@ type Tool struct {
 	Destructive bool
 	Idempotent  bool
 	OpenWorld   bool // reaches sources outside the machine (run_sweep, run_routine)
-	Handler     Handler
+	// Paging, on a list tool, says how its answer is cut to the client's budget and how the
+	// rest is fetched (budget.go); nil for a tool answering one record.
+	Paging *Paging
+	// Whole marks an answer that cannot be cut (an export file): over the client's budget
+	// it is refused with how to ask for less.
+	Whole   bool
+	Handler Handler
 }
 
 // Run is the one way a tool is called: the arguments are checked against the row's own input

@@ -138,7 +138,7 @@ var (
 // priorRuntimeID owned the runs that a previous process left behind.
 const priorRuntimeID = "0b7c2e4a-5d1f-4c3b-9a8e-6f2d1c0b9a87"
 
-func newCorpus(seeded bool) *corpus {
+func newCorpus(seeded bool, papers int) *corpus {
 	c := &corpus{
 		lifecycle: map[int]*lifecycleState{},
 		settings:  map[string]string{},
@@ -155,7 +155,31 @@ func newCorpus(seeded bool) *corpus {
 		c.seedDeliveries()
 		c.seedLifecycle()
 	}
+	c.addPapers(papers)
 	return c
+}
+
+// addPapers adds n generated papers after the seeded ones, for a corpus large enough to page
+// through (Options.Papers, --papers): every title holds the word "model", so a keyword search
+// for "model" finds them all, and three share each publication date, so paging by cursor meets
+// ties on the date. Deterministic, like the rest.
+func (c *corpus) addPapers(n int) {
+	base := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	first := len(c.docs) + 1
+	for i := 0; i < n; i++ {
+		id := first + i
+		src := seedSources[i%len(seedSources)]
+		pub := base.AddDate(0, 0, -i/3)
+		d := &document{ID: id, Source: src, ExternalID: fmt.Sprintf("gen.%06d", id),
+			Title:           fmt.Sprintf("A model of %s, generated paper %d", seedObjects[i%len(seedObjects)], id),
+			Authors:         strings.Join([]string{seedAuthors[i%len(seedAuthors)], seedAuthors[(i+3)%len(seedAuthors)]}, ", "),
+			Abstract:        "A generated abstract about " + seedObjects[i%len(seedObjects)] + ".",
+			PublicationDate: pub.Format("2006-01-02"), DOI: fmt.Sprintf("10.5555/gen.%d", id),
+			Categories: "cs.LG", MetadataHash: fmt.Sprintf("hash-gen-%06d", id),
+			FirstSeenAt: pub.AddDate(0, 0, 1).Format(sqlTime)}
+		d.URL = "https://example.org/" + src + "/" + d.ExternalID
+		c.docs = append(c.docs, d)
+	}
 }
 
 func (c *corpus) seedSettings() {

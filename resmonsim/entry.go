@@ -35,6 +35,7 @@ type cliFlags struct {
 	stateDir, portFile, ver string
 	delay, runDuration      time.Duration
 	empty, daemonLock       bool
+	papers                  int
 }
 
 // FlagSet is dev backend's flag set, for the CLI's help and parsing.
@@ -50,6 +51,7 @@ func newFlagSet() (*flag.FlagSet, *cliFlags) {
 	fs.DurationVar(&f.delay, "delay", 0, "delay every reply by this much")
 	fs.DurationVar(&f.runDuration, "run-duration", 2*time.Second, "how long a started run stays running")
 	fs.BoolVar(&f.empty, "empty", false, "start with an empty corpus")
+	fs.IntVar(&f.papers, "papers", 0, `add this many generated papers (a keyword search for "model" finds them all)`)
 	fs.BoolVar(&f.daemonLock, "daemon-lock", false, "also write and flock <state-dir>/daemon.lock, as the app's background daemon does")
 	return fs, &f
 }
@@ -83,7 +85,7 @@ func run(args []string, stderr io.Writer, readPortFile func(string) ([]byte, err
 	defer signal.Stop(sigs)
 
 	sim, err := Start(Options{Port: f.port, StateDir: f.stateDir, PortFile: f.portFile, Version: f.ver,
-		RunDuration: f.runDuration, EmptyCorpus: f.empty, DaemonLock: f.daemonLock})
+		RunDuration: f.runDuration, EmptyCorpus: f.empty, DaemonLock: f.daemonLock, Papers: f.papers})
 	if err != nil {
 		fmt.Fprintln(stderr, "resmongw dev backend:", err)
 		return 1

@@ -101,12 +101,16 @@ func (s *Sim) filterDocs(q explorerQuery) []*document {
 func keywordMatches(docs []*document, query string) []*document {
 	matches := []*document{}
 	words := strings.Fields(strings.ToLower(query))
+	var last *regexp.Regexp // compiled once: a large corpus (--papers) is searched whole
+	if len(words) > 0 {
+		last = regexp.MustCompile(`\b` + regexp.QuoteMeta(words[len(words)-1]))
+	}
 	for _, d := range docs {
 		hay := strings.ToLower(d.Title + " " + d.Abstract + " " + d.Authors + " " + d.Categories)
 		ok := true
 		for i, w := range words {
 			if i == len(words)-1 {
-				ok = ok && regexp.MustCompile(`\b`+regexp.QuoteMeta(w)).MatchString(hay)
+				ok = ok && last.MatchString(hay)
 			} else {
 				ok = ok && strings.Contains(hay, w)
 			}

@@ -28,6 +28,9 @@ type Options struct {
 	Seed        bool          // unused: the corpus is always seeded unless EmptyCorpus
 	EmptyCorpus bool          // start with no papers, routines, executions or profiles
 	DaemonLock  bool          // also write <StateDir>/daemon.lock, as the app's daemon does
+	// Papers adds that many generated papers to the corpus (also with EmptyCorpus), each
+	// found by a keyword search for "model": a large corpus for tests and benchmarks.
+	Papers int
 }
 
 // DefaultVersion is the resmon release the simulator imitates.
@@ -118,7 +121,7 @@ func Start(opts Options) (*Sim, error) {
 		return nil, fmt.Errorf("resmonsim: state dir: %w", err)
 	}
 	s := &Sim{opts: opts, version: opts.Version}
-	s.data = newCorpus(!opts.EmptyCorpus)
+	s.data = newCorpus(!opts.EmptyCorpus, opts.Papers)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.startLocked(opts.Port, false, false); err != nil {

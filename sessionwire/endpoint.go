@@ -59,6 +59,9 @@ type Preamble struct {
 	// Writes is the session's write policy (`resmongw stdio --writes`: ask, harness or off;
 	// absent: ask). The daemon enforces it and refuses a value it does not know.
 	Writes string `json:"writes,omitempty"`
+	// MaxOutput, when above 0, is the answer size in bytes every call of the session is cut
+	// to, whatever the client (`resmongw stdio --max-output`).
+	MaxOutput int `json:"max_output,omitempty"`
 }
 
 // Reply is the daemon's first line on an MCP connection: OK, or why the connection is refused.

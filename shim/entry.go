@@ -45,9 +45,13 @@ func Main(args []string, unreachable Unreachable) int {
 	}
 	// No allocation profile is ever read from a shim; a sample costs a bucket kept for life.
 	runtime.MemProfileRate = 0
-	fs, socketFlag, writesFlag := flags()
+	fs, opts := flags()
 	fs.SetOutput(os.Stderr)
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if opts.maxOutput < 0 {
+		fmt.Fprintf(os.Stderr, "resmongw stdio: --max-output %d is not a size in bytes\n", opts.maxOutput)
 		return 2
 	}
 	if fs.NArg() > 0 {
@@ -56,18 +60,18 @@ func Main(args []string, unreachable Unreachable) int {
 		fs.Usage()
 		return 2
 	}
-	switch *writesFlag {
+	switch opts.writes {
 	case "ask", "harness", "off":
 	default:
-		fmt.Fprintf(os.Stderr, "resmongw stdio: --writes=%q: want ask, harness or off\n", *writesFlag)
+		fmt.Fprintf(os.Stderr, "resmongw stdio: --writes=%q: want ask, harness or off\n", opts.writes)
 		return 2
 	}
-	path, err := paths.Socket(*socketFlag, os.Getenv)
+	path, err := paths.Socket(opts.socket, os.Getenv)
 	if err != nil {
 		return fail("%v", err)
 	}
 	// An explicit socket means a private daemon, which the per-user service does not serve.
-	explicit := *socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
+	explicit := opts.socket != "" || os.Getenv(paths.SocketEnv) != ""
 	autostart := os.Getenv(sessionwire.NoAutostartEnv) != "1"
 	demo := os.Getenv(sessionwire.DemoEnv) // an entry `resmongw demo` printed: its daemon is never started here
 	autostart = autostart && demo == ""
@@ -87,7 +91,7 @@ func Main(args []string, unreachable Unreachable) int {
 	}
 	r := newRelay(dialer, polledStdout())
 	r.unreachable = unreachable
-	r.writes = *writesFlag
+	r.writes, r.maxOutput = opts.writes, opts.maxOutput
 	conn, err := connect(path, autostart, !explicit)
 	if err != nil && demo != "" {
 		err = sessionwire.DemoUnreachable(demo, err)
@@ -102,14 +106,22 @@ func Main(args []string, unreachable Unreachable) int {
 }
 
 // FlagSet is stdio's flag set, for the CLI's help and parsing.
-func FlagSet() *flag.FlagSet { fs, _, _ := flags(); return fs }
+func FlagSet() *flag.FlagSet { fs, _ := flags(); return fs }
 
-func flags() (fs *flag.FlagSet, socket, writes *string) {
-	fs = flag.NewFlagSet("resmongw stdio", flag.ContinueOnError)
-	socket = fs.String("socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	writes = fs.String("writes", "ask", "who confirms each write: 'ask' (the gateway asks the person in the client), "+
+// stdioOptions is what `resmongw stdio` is told.
+type stdioOptions struct {
+	socket, writes string
+	maxOutput      int // bytes; 0 = the client's own budget
+}
+
+func flags() (*flag.FlagSet, *stdioOptions) {
+	o := &stdioOptions{}
+	fs := flag.NewFlagSet("resmongw stdio", flag.ContinueOnError)
+	fs.StringVar(&o.socket, "socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
+	fs.StringVar(&o.writes, "writes", "ask", "who confirms each write: 'ask' (the gateway asks the person in the client), "+
 		"'harness' (no gateway question: the harness's own approval), 'off' (writes not offered, refused)")
-	return fs, socket, writes
+	fs.IntVar(&o.maxOutput, "max-output", 0, "cut every answer to this many bytes, whatever the client (default: the client's own limit; see the README)")
+	return fs, o
 }
 
 // redial is one attempt to reach a daemon after ours went away. While a live daemon holds
@@ -227,7 +239,7 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	defer signal.Stop(pipes)
 
 	r.conn, r.epoch = conn, 1
-	if err := sendPreamble(conn, r.ppid, r.writes); err != nil {
+	if err := sendPreamble(conn, r.ppid, r.writes, r.maxOutput); err != nil {
 		if errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) {
 			return fail(closedEarly)
 		}

@@ -63,7 +63,7 @@ func (r *relay) reconnectInProcess(why error) (*net.UnixConn, *bufio.Reader, ses
 	if err != nil {
 		return nil, nil, sessionwire.Reply{}, err
 	}
-	if err := sendPreamble(conn, r.ppid, r.writes); err != nil {
+	if err := sendPreamble(conn, r.ppid, r.writes, r.maxOutput); err != nil {
 		conn.Close()
 		return nil, nil, sessionwire.Reply{}, err
 	}

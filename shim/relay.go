@@ -71,6 +71,7 @@ type relay struct {
 	session     int             // the session protocol agreed with the current daemon
 	stdinClosed bool
 	writes      string // --writes, sent in every preamble (a reconnected session keeps it)
+	maxOutput   int    // --max-output, likewise
 	ending      bool   // the session ends here: harness lines are no longer taken (holdStdin)
 	fallback           // serving the session in process while no daemon can be reached (fallback.go)
 }
@@ -81,9 +82,8 @@ type call struct {
 	key     idKey
 	id      []byte // as the harness wrote it, for our own answers
 	method  string
-	tool    string
-	line    []byte
-	epoch   int // the connection it was last written to; 0: not written since the last one ended
+	line    []byte // as the harness wrote it: resent to a new daemon, and read for its tool
+	epoch   int    // the connection it was last written to; 0: not written since the last one ended
 	retried bool
 	// dups counts requests the harness sent under this id while it was in flight: the daemon
 	// refuses each (-32600), and none may take this call's entry, so a crash still answers
@@ -108,12 +108,12 @@ func newRelay(dialer func() (*net.UnixConn, error), stdout io.Writer) *relay {
 // method but tools/call only reads, and a tools/call only when the daemon named its tool a
 // read. Under r.mu.
 func (r *relay) retrySafe(c *call) bool {
-	return c.method != "tools/call" || r.readTools[c.tool]
+	return c.method != "tools/call" || r.readTools[toolOfLine(c.line)]
 }
 
 // newCall is a call for a request line. Under r.mu.
 func (r *relay) newCall(line []byte, m msgInfo, k idKey) *call {
-	return &call{seq: r.seq, key: k, id: slices.Clone(m.id), method: m.method, tool: m.tool, line: slices.Clone(line)}
+	return &call{seq: r.seq, key: k, id: slices.Clone(m.id), method: m.method, line: slices.Clone(line)}
 }
 
 // answered settles the call the daemon answered under id (raw): out of pending, or, while
@@ -273,10 +273,11 @@ func (r *relay) readerLoop(br *bufio.Reader, epoch int) {
 }
 
 // sendPreamble opens a session on conn.
-func sendPreamble(conn *net.UnixConn, ppid int, writes string) error {
+func sendPreamble(conn *net.UnixConn, ppid int, writes string, maxOutput int) error {
 	pre := sessionwire.NewPreamble(sessionwire.KindMCP, os.Getenv, parentArgv0(ppid))
 	pre.Session = sessionwire.SessionProtocol
 	pre.Writes = writes
+	pre.MaxOutput = maxOutput
 	_, err := conn.Write(sessionwire.Line(pre))
 	return err
 }
@@ -541,7 +542,7 @@ func (r *relay) redial() (*net.UnixConn, *bufio.Reader, sessionwire.Reply, error
 			conn, err = r.dialer()
 		}
 		if err == nil {
-			if err = sendPreamble(conn, r.ppid, r.writes); err == nil {
+			if err = sendPreamble(conn, r.ppid, r.writes, r.maxOutput); err == nil {
 				var br *bufio.Reader
 				var reply sessionwire.Reply
 				if br, reply, err = readReply(conn); err == nil {

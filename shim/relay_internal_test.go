@@ -37,8 +37,8 @@ func TestScanMessage(t *testing.T) {
 	}
 	for _, c := range cases {
 		m, ok := scanMessage([]byte(c.line))
-		if ok != c.ok || string(m.id) != c.id || m.method != c.method || m.response != c.response || (c.method == "tools/call" && m.tool != c.tool) {
-			t.Errorf("%s: got id %q method %q response %v tool %q ok %v", c.line, m.id, m.method, m.response, m.tool, ok)
+		if ok != c.ok || string(m.id) != c.id || m.method != c.method || m.response != c.response || (c.method == "tools/call" && toolOfLine([]byte(c.line)) != c.tool) {
+			t.Errorf("%s: got id %q method %q response %v tool %q ok %v", c.line, m.id, m.method, m.response, toolOfLine([]byte(c.line)), ok)
 		}
 	}
 	for raw, key := range map[string]idKey{`1`: {kind: 'n', n: 1}, `1.0`: {kind: 'n', n: 1}, `1e2`: {kind: 'n', n: 100},

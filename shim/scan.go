@@ -3,13 +3,15 @@ package shim
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
 )
 
-// msgInfo is what the relay needs of one JSON-RPC line: the id (raw), the method, whether it
-// is a response, and for tools/call the tool's name.
+// msgInfo is what the relay needs of one JSON-RPC line on every call: the id (raw, within
+// the line), the method, and whether it is a response. The tool a tools/call names matters
+// only once a daemon went away (retrySafe), so it is read then, from the kept line (toolOfLine).
 type msgInfo struct {
 	id       []byte
 	method   string
@@ -17,31 +19,50 @@ type msgInfo struct {
 	// refusal: the answer is an Invalid Request error, as the daemon refuses a request whose
 	// id is already in flight.
 	refusal bool
-	tool    string
 }
+
+// span is a JSON value's bytes within the line being read, not a copy (json.RawMessage
+// copies): the relay reads an answer's result only to know that it is there.
+type span []byte
+
+func (s *span) UnmarshalJSON(b []byte) error { *s = b; return nil }
 
 // envelope is a line's top level as the daemon's decoder reads it (encoding/json into a
-// struct: keys matched case-insensitively, the last of a repeated key kept).
+// struct: keys matched case-insensitively, the last of a repeated key kept). A method that
+// is not a string is left "" (see decodeEnvelope).
 type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method json.RawMessage `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  json.RawMessage `json:"error"`
+	ID     span   `json:"id"`
+	Method string `json:"method"`
+	Params span   `json:"params"`
+	Result span   `json:"result"`
+	Error  span   `json:"error"`
 }
 
-// scanMessage reads the top level of a JSON object line; ok is false for anything that is
-// not an object.
-func scanMessage(b []byte) (m msgInfo, ok bool) {
+// decodeEnvelope reads the top level of a JSON object line; false for anything that is not
+// an object. Its spans point into b.
+func decodeEnvelope(b []byte) (e envelope, ok bool) {
 	b = bytes.TrimSpace(b)
-	var e envelope
-	if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &e) != nil {
+	if len(b) == 0 || b[0] != '{' {
+		return e, false
+	}
+	// A member of the wrong type (a numeric method) is skipped and the rest decoded: the
+	// line is still an object, as before, whose method is no method.
+	var te *json.UnmarshalTypeError
+	err := json.Unmarshal(b, &e)
+	return e, err == nil || errors.As(err, &te)
+}
+
+// scanMessage reads what the relay needs of a JSON object line; ok is false for anything
+// that is not an object. m.id points into b.
+func scanMessage(b []byte) (m msgInfo, ok bool) {
+	e, ok := decodeEnvelope(b)
+	if !ok {
 		return m, false
 	}
 	if len(e.ID) > 0 && string(e.ID) != "null" {
 		m.id = e.ID
 	}
-	m.method = stringValue(e.Method)
+	m.method = e.Method
 	if e.Result != nil || e.Error != nil {
 		m.response = true
 		var je struct {
@@ -49,10 +70,16 @@ func scanMessage(b []byte) (m msgInfo, ok bool) {
 		}
 		m.refusal = e.Error != nil && json.Unmarshal(e.Error, &je) == nil && je.Code == -32600
 	}
-	if m.method == "tools/call" {
-		m.tool = toolOf(e.Params)
-	}
 	return m, true
+}
+
+// toolOfLine is the tool a tools/call request line names (see toolOf).
+func toolOfLine(line []byte) string {
+	e, ok := decodeEnvelope(line)
+	if !ok {
+		return ""
+	}
+	return toolOf(json.RawMessage(e.Params))
 }
 
 // toolOf is params.name of tools/call params as go-sdk's case-sensitive decoder reads it, or

@@ -36,13 +36,16 @@ func run() int {
 	shimMax := flag.Int("shim-max", 100, "use shim processes up to this many sessions, direct socket connections above")
 	load := flag.Duration("load", 3*time.Second, "how long each scale level calls")
 	daemonEnv := flag.String("daemon-env", "", "comma-separated KEY=VALUE added to the daemon's environment (e.g. GOGC=400)")
-	only := flag.String("only", "", "comma-separated sections to run (compare,spaced,sessions,overhead,cold,swap,scale,sizes); default all")
+	only := flag.String("only", "", "comma-separated sections to run (issue23,compare,spaced,sessions,overhead,cold,swap,scale,sizes; issue23 runs compare, spaced and sessions too); default all")
 	beforeBin := flag.String("before-bin", "", "a resmongw binary built from an earlier tree (e.g. main), measured beside this one in the same run")
 	compareCalls := flag.Int("compare-calls", 3000, "rounds of the before/after comparison (one call per path per round)")
-	spacedGaps := flag.String("spaced-gaps", "1s,5s,30s", "gaps between the spaced calls (shorten for a quick run, e.g. 10ms,50ms)")
-	spacedCalls := flag.Int("spaced-calls", 10, "calls per spaced gap")
+	spacedGaps := flag.String("spaced-gaps", "1s", "gaps of silence before each spaced call, direct or through the gateway (shorten for a quick run, e.g. 10ms,50ms)")
+	spacedCalls := flag.Int("spaced-calls", 15, "rounds per spaced gap (a direct call and one call per side)")
 	sessionsN := flag.Int("concurrent", 8, "concurrent sessions for the throughput and per-session memory run")
 	sessionsLoad := flag.Duration("concurrent-load", 3*time.Second, "how long each concurrent round calls")
+	spawnN := flag.Int("spawn", 30, "issue23: launches of the shim and of the bare program (spawn → initialize), and of autostart")
+	floorCalls := flag.Int("floor-calls", 2000, "issue23: calls to the daemon and to go-sdk's stdio server each, alternating")
+	idleSessions := flag.Int("idle-sessions", 1000, "issue23: idle sessions whose daemon RSS is measured")
 	gctrace := flag.Bool("gctrace", true, "run the daemon with GODEBUG=gctrace=1 to count its allocations per call")
 	outFile := flag.String("o", "", "write the report into this Markdown file's -section instead of stdout")
 	section := flag.String("section", "latest", "with -o: the section to replace (<!-- benchtable:NAME:begin/end --> markers)")
@@ -53,6 +56,9 @@ func run() int {
 	defer cancel()
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "benchtable: "+format+"\n", a...) }
 	want := func(section string) bool {
+		if *only != "" && strings.Contains(","+*only+",", ",issue23,") && (section == "compare" || section == "sessions" || section == "spaced") {
+			return true // issue 23's table takes its back-to-back, spaced and 8-session figures from these
+		}
 		return *only == "" || strings.Contains(","+*only+",", ","+section+",")
 	}
 	// The spaced and sessions sections are measured on the comparison's world and report
@@ -127,8 +133,13 @@ func run() int {
 			gaps = append(gaps, g)
 		}
 		logf("spaced calls, %d per gap (%s)", *spacedCalls, *spacedGaps)
-		if r.Spaced, err = bench.MeasureSpaced(ctx, w, gaps, *spacedCalls); err != nil {
+		if r.Spaced, err = bench.MeasureColdPairs(ctx, w, gaps, *spacedCalls); err != nil {
 			return fail("spaced", err)
+		}
+	}
+	if want("issue23") {
+		if err := issue23(ctx, w, tmp, r, issue23Flags{*spawnN, *floorCalls, *idleSessions, *sessionsN}, logf); err != nil {
+			return fail("issue23", err)
 		}
 	}
 	if want("sizes") {
@@ -194,6 +205,48 @@ func run() int {
 	}
 	logf("wrote section %q of %s", *section, *outFile)
 	return 0
+}
+
+type issue23Flags struct {
+	spawn    int
+	floor    int
+	idle1000 int
+	idle     int
+}
+
+// issue23 measures issue 23 item 5's figures not taken from the other sections.
+func issue23(ctx context.Context, w *bench.World, tmp string, r *bench.Report, f issue23Flags, logf func(string, ...any)) error {
+	h, err := bench.BuildHelpers(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	x := &bench.Issue23{}
+	logf("issue23: spawn → initialize, %d launches each", f.spawn)
+	if x.Spawn, err = bench.MeasureSpawn(ctx, w, h, f.spawn); err != nil {
+		return err
+	}
+	logf("issue23: autostart, %d launches", f.spawn)
+	if x.Autostart, err = bench.MeasureAutostartRaw(ctx, w, f.spawn); err != nil {
+		return err
+	}
+	logf("issue23: daemon CPU against go-sdk's stdio server, %d calls each", f.floor)
+	if x.Floor, err = bench.MeasureFloor(ctx, w, h, f.floor); err != nil {
+		return err
+	}
+	logf("issue23: idle wake-ups, %d sessions", f.idle)
+	if x.Idle, err = bench.MeasureIdle(ctx, w, f.idle); err != nil {
+		return err
+	}
+	if f.idle1000 > 0 {
+		logf("issue23: %d idle sessions", f.idle1000)
+		s, err := bench.MeasureScale(ctx, w, f.idle1000, false, time.Second)
+		if err != nil {
+			return err
+		}
+		x.Idle1000 = &s
+	}
+	r.Issue23 = x
+	return nil
 }
 
 // commandLine is how this run was invoked, quoted so that it can be pasted into a shell.
