@@ -42,8 +42,9 @@ func TestSIGHUPShutsDownCleanly(t *testing.T) {
 
 // SIGTERM with a session open: the daemon drains it and exits 0, and the shim keeps the
 // harness's session for the next daemon. Here nobody starts one (autostart off, a short
-// reconnect bound): the shim says so in one line and exits 1.
-func TestGracefulShutdownWithoutANewDaemonEndsTheSession(t *testing.T) {
+// reconnect bound): the shim says so in one line and keeps the session itself (issue 25.4),
+// each call answering why no daemon serves it, until one does.
+func TestGracefulShutdownWithoutANewDaemonKeepsTheSession(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	d := w.startDaemon()
@@ -54,19 +55,19 @@ func TestGracefulShutdownWithoutANewDaemonEndsTheSession(t *testing.T) {
 	if err := d.stop(t); err != nil {
 		t.Fatalf("daemon exit: %v\n%s", err, d.stderr)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- s.cs.Wait() }()
-	select {
-	case <-waited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("session still open after the daemon stopped and the reconnect bound passed")
-	}
-	_ = s.cs.Close()
-	if code := s.cmd.ProcessState.ExitCode(); code != 1 {
-		t.Fatalf("shim exit %d after no daemon came back, want 1; stderr %q", code, s.stderr)
+	r := call(ctx, t, s.cs, "health", nil)
+	if msg, _ := r.payload["message"].(string); !r.isError || !strings.Contains(msg, "the daemon is not running") {
+		t.Fatalf("a call once no daemon came back: %v", r.payload)
 	}
 	if got := s.stderr.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "none came back within 1s") {
 		t.Fatalf("shim stderr %q, want one line saying no daemon came back", got)
+	}
+	w.startDaemon()
+	if got := healthRuntimeID(ctx, t, s.cs); got != sim.RuntimeID() {
+		t.Fatalf("once a daemon is back: runtime id %s", got)
+	}
+	if err := s.cs.Close(); err != nil {
+		t.Fatalf("closing the session: %v", err)
 	}
 }
 

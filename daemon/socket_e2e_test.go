@@ -43,7 +43,8 @@ func TestRemovedSocketIsRecreated(t *testing.T) {
 }
 
 // B6: with no socket file but a live daemon holding the lock, status and the shim say so
-// instead of "not running", and the shim starts no second daemon. The lock here names the
+// instead of "not running", and the shim starts no second daemon (it serves the session
+// itself meanwhile, issue 25.4; here the harness hangs up at once). The lock here names the
 // world's running daemon from another directory, so its socket never comes back.
 func TestSocketGoneWhileLockHeld(t *testing.T) {
 	t.Parallel()
@@ -67,8 +68,8 @@ func TestSocketGoneWhileLockHeld(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stdin, cmd.Stderr = strings.NewReader(""), &stderr
 	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), want) {
-		t.Errorf("shim: %v, stderr %q; want exit 1 and %q", err, stderr.String(), want)
+	if err != nil || !strings.Contains(stderr.String(), want) {
+		t.Errorf("shim: %v, stderr %q; want exit 0 (the harness hung up) and %q", err, stderr.String(), want)
 	}
 	if b, _ := os.ReadFile(lock); strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
 		t.Errorf("the lock changed to %q: the shim started a daemon", b)
@@ -165,15 +166,18 @@ func TestOtherUIDRefused(t *testing.T) {
 		var out, errb testkit.SyncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("%v as nobody: %v (stderr %q), want refused", args, err, errb.String())
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), out.String(), errb.String()
+		} else if err != nil {
+			t.Fatalf("%v as nobody: %v (stderr %q)", args, err, errb.String())
 		}
-		return ee.ExitCode(), out.String(), errb.String()
+		return 0, out.String(), errb.String()
 	}
-	// The shim itself does not even connect: the directory is not nobody's (shim/endpoint/trust_unix.go).
-	if code, out, errb := asNobody("stdio"); code != 1 || out != "" || !strings.Contains(errb, "belongs to uid 0") {
-		t.Fatalf("shim as nobody: exit %d, stdout %q, stderr %q; want it to refuse the socket", code, out, errb)
+	// The shim itself does not even connect: the directory is not nobody's (sessionwire/trust_unix.go).
+	// It answers the session itself instead (issue 25.4): initialize, from the tool table.
+	if code, out, errb := asNobody("stdio"); code != 0 || !strings.HasPrefix(out, `{"jsonrpc":"2.0","id":1,"result":`) ||
+		strings.Count(out, "\n") != 1 || !strings.Contains(errb, "belongs to uid 0") {
+		t.Fatalf("shim as nobody: exit %d, stdout %q, stderr %q; want it to refuse the socket and answer initialize itself", code, out, errb)
 	}
 	// Nor does status (sessionwire.Dial, like every client of ours).
 	if code, out, errb := asNobody("status", "--json"); code != 1 || out != "" || !strings.Contains(errb, "nothing was sent") {

@@ -35,7 +35,9 @@ const (
 var hungDaemonWait = 10 * time.Minute
 
 // Main runs the shim. Its stdout carries protocol bytes only; every diagnostic is one stderr line.
-func Main(args []string) int {
+// When no daemon can be reached or started, unreachable serves the session in this process
+// until one can (fallback.go); nil ends the session instead.
+func Main(args []string, unreachable Unreachable) int {
 	// One harness's lines, one at a time: a second P only adds threads and their stacks (and
 	// hand-offs between them) to a process that runs once per session.
 	if os.Getenv("GOMAXPROCS") == "" {
@@ -80,15 +82,26 @@ func Main(args []string) int {
 		}
 		reconnectWait = d
 	}
+	dialer := func() (*net.UnixConn, error) {
+		c, err := redial(path, autostart, !explicit)
+		if err != nil && demo != "" {
+			err = sessionwire.DemoUnreachable(demo, err)
+		}
+		return c, err
+	}
+	r := newRelay(dialer, polledStdout())
+	r.unreachable = unreachable
+	r.writes, r.maxOutput = opts.writes, opts.maxOutput
 	conn, err := connect(path, autostart, !explicit)
 	if err != nil && demo != "" {
 		err = sessionwire.DemoUnreachable(demo, err)
 	}
+	if err != nil && unreachable != nil {
+		conn, err = r.serveInProcess(err)
+	}
 	if err != nil {
 		return fail("%v", err)
 	}
-	r := newRelay(func() (*net.UnixConn, error) { return redial(path, autostart, !explicit) }, polledStdout())
-	r.writes, r.maxOutput = opts.writes, opts.maxOutput
 	return r.run(conn, polledStdin())
 }
 

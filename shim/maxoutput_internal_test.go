@@ -5,7 +5,7 @@ import "testing"
 // --max-output is a size in bytes: a negative one is a usage error, refused before anything is
 // dialled; a valid one is what the options (and so every preamble of the process) carry.
 func TestMaxOutputFlag(t *testing.T) {
-	if code := Main([]string{"--max-output", "-1"}); code != 2 {
+	if code := Main([]string{"--max-output", "-1"}, nil); code != 2 {
 		t.Fatalf("--max-output -1: exit %d, want 2", code)
 	}
 	fs, opts := flags()

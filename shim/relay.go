@@ -73,6 +73,7 @@ type relay struct {
 	writes      string // --writes, sent in every preamble (a reconnected session keeps it)
 	maxOutput   int    // --max-output, likewise
 	ending      bool   // the session ends here: harness lines are no longer taken (holdStdin)
+	fallback           // serving the session in process while no daemon can be reached (fallback.go)
 }
 
 // call is one request the harness sent and has not had answered.
@@ -188,6 +189,9 @@ func (r *relay) fromHarness(line []byte, m msgInfo, ok bool) {
 	}
 	conn, epoch := r.conn, r.epoch
 	r.mu.Unlock()
+	if c != nil && c.method == "tools/call" && r.tryDaemon() {
+		return // a daemon answered: the call waits, unwritten, for the session to move there
+	}
 	_, err := conn.Write(line)
 	r.mu.Lock()
 	switch {
@@ -325,10 +329,13 @@ func (r *relay) agree(reply sessionwire.Reply) {
 // when the session is over; otherwise a new daemon serves it.
 func (r *relay) daemonGone(ev event) (code int, done bool) {
 	r.mu.Lock()
-	closed, owed := r.stdinClosed, len(r.pending)
+	closed, owed, moving := r.stdinClosed, len(r.pending), r.movingToDaemon()
 	r.mu.Unlock()
 	if closed && owed == 0 {
 		return 0, true // the harness hung up and has every answer: the normal end
+	}
+	if gb := r.inProcessGoodbye(); gb != nil {
+		ev.goodbye = gb
 	}
 	if ev.goodbye != nil && ev.goodbye.Mode == sessionwire.GoodbyeStop {
 		r.holdStdin()
@@ -338,7 +345,7 @@ func (r *relay) daemonGone(ev event) (code int, done bool) {
 		}
 		return fail("the daemon was stopped ('resmongw stop'), which ends this session; restart this MCP server once the daemon runs again"), true
 	}
-	if r.dialer == nil || r.wait == 0 {
+	if (r.dialer == nil || r.wait == 0) && !moving {
 		r.holdStdin()
 		r.answerAll(ev.goodbye, false)
 		if closed {
@@ -469,10 +476,14 @@ func (r *relay) reconnect(gb *sessionwire.Goodbye) error {
 	}
 
 	conn, br, reply, err := r.redial()
-	if err != nil {
-		return err
+	inProcess := err != nil
+	if inProcess {
+		if conn, br, reply, err = r.reconnectInProcess(err); err != nil {
+			return err
+		}
 	}
 	r.mu.Lock()
+	r.onFallback = inProcess
 	r.epoch++
 	epoch := r.epoch
 	r.conn = conn
@@ -526,7 +537,10 @@ func (r *relay) redial() (*net.UnixConn, *bufio.Reader, sessionwire.Reply, error
 	deadline := time.Now().Add(r.wait)
 	backoff := 20 * time.Millisecond
 	for {
-		conn, err := r.dialer()
+		conn, err := r.takeNext(), error(nil)
+		if conn == nil {
+			conn, err = r.dialer()
+		}
 		if err == nil {
 			if err = sendPreamble(conn, r.ppid, r.writes, r.maxOutput); err == nil {
 				var br *bufio.Reader

@@ -155,7 +155,7 @@ func (f *fakeDaemon) bytesReceived(t *testing.T, socket string) (conns int, tota
 func runShimAt(t *testing.T, socket string) (int, string, string) {
 	t.Helper()
 	return runAt(t, testkit.InitializeRequest("1", "2025-06-18", "victim")+"\n"+
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"update_settings","arguments":{"group":"ai"}}}`+"\n",
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"update_settings","arguments":{"group":"ai","settings":{"ai_effort":"low"}}}}`+"\n",
 		"stdio", "--socket", socket)
 }
 
@@ -232,18 +232,22 @@ func fakeDaemonAt(t *testing.T, u untrustedSocket) (*fakeDaemon, string) {
 
 // Issue 10.4: a fake daemon run by another user where the shim is pointed (a shared
 // directory, a directory of theirs, or their socket moved into a private directory of ours)
-// receives 0 bytes (no preamble, no environment, no call), and the shim exits 1 with one
-// stderr line that says why.
+// receives 0 bytes (no preamble, no environment, no call, not even at the call's own try of
+// the daemon), and the shim says why in one stderr line and answers the session itself
+// (issue 25.4): the call, with why; the harness's hang-up is then a normal end (exit 0).
 func TestShimRefusesAnotherUsersDaemon(t *testing.T) {
 	for _, c := range untrustedSockets {
 		t.Run(c.name, func(t *testing.T) {
 			f, shimAt := fakeDaemonAt(t, c)
 			code, stdout, stderr := runShimAt(t, shimAt)
-			if code != 1 {
-				t.Errorf("shim exit %d, want 1; stderr %q", code, stderr)
+			if code != 0 {
+				t.Errorf("shim exit %d, want 0; stderr %q", code, stderr)
 			}
-			if stdout != "" {
-				t.Errorf("shim stdout %q, want nothing", stdout)
+			lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"jsonrpc":"2.0","id":1,"result":`) ||
+				!strings.HasPrefix(lines[1], `{"jsonrpc":"2.0","id":2,"result":`) || !strings.Contains(lines[1], c.why) ||
+				!strings.Contains(lines[1], `"isError":true`) {
+				t.Errorf("shim stdout %q, want initialize answered and the call refused saying %q", stdout, c.why)
 			}
 			if strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.why) || !strings.Contains(stderr, "nothing was sent") {
 				t.Errorf("shim stderr %q: want one line saying %q", stderr, c.why)

@@ -100,14 +100,23 @@ func TestEndedDemoEntryStartsNothing(t *testing.T) {
 
 	shim := exec.CommandContext(ctx, bin, "stdio")
 	shim.Env = env
-	shim.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}` + "\n")
-	var stderr testkit.SyncBuffer
-	shim.Stderr = &stderr
+	shim.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}` + "\n" +
+		testkit.ToolCall("2", "health", "") + "\n")
+	var stderr, stdout testkit.SyncBuffer
+	shim.Stderr, shim.Stdout = &stderr, &stdout
 	_ = shim.Run()
-	msg := stderr.String()
-	for _, want := range []string{"demo", "has ended", "claude mcp remove resmon-demo", "codex mcp remove resmon-demo"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("the ended demo's entry does not say %q:\n%s", want, msg)
+	// The session stays up (issue 25.4) and says it on stderr and in each call's answer.
+	call := stdout.String()
+	if i := strings.Index(call, `"id":2,`); i >= 0 {
+		call = call[i:]
+	} else {
+		t.Errorf("the ended demo's entry did not answer the call:\n%s", stdout.String())
+	}
+	for _, msg := range []string{stderr.String(), call} {
+		for _, want := range []string{"demo", "has ended", "claude mcp remove resmon-demo", "codex mcp remove resmon-demo"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("the ended demo's entry does not say %q:\n%s", want, msg)
+			}
 		}
 	}
 

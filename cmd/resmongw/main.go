@@ -44,7 +44,7 @@ func stdioFast(args []string) (int, bool) {
 	if fs.Parse(args[1:]) != nil || fs.NArg() > 0 {
 		return 0, false
 	}
-	return shim.Main(args[1:]), true
+	return shim.Main(args[1:], daemon.ServeUnreachable), true
 }
 
 // exitCode is a command's result as an error: cobra carries it out of RunE, run returns it.
@@ -195,7 +195,7 @@ func stdioCmd() *cobra.Command {
 		GroupID: "use",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return done(shim.Main(passArgs(cmd, args)))
+			return done(shim.Main(passArgs(cmd, args), daemon.ServeUnreachable))
 		},
 	}, shim.FlagSet())
 }
