@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"strings"
 	"sync"
@@ -111,9 +112,12 @@ func (w *confirmWorld) session(o sessionOpts) (*mcp.ClientSession, *WriteSession
 	return cs, ws
 }
 
+// answer is an elicitation handler that gives action and content. Each answer is a copy: the
+// SDK's client fills a form's defaults into the content it is handed, and the same case runs
+// on both protocol families at once (sharing one map was a data race between them).
 func answer(action string, content map[string]any) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	return func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return &mcp.ElicitResult{Action: action, Content: content}, nil
+		return &mcp.ElicitResult{Action: action, Content: maps.Clone(content)}, nil
 	}
 }
 
@@ -350,7 +354,10 @@ func retry(t *testing.T, cs *mcp.ClientSession, args map[string]any, state strin
 	return resultText(t, res), res.IsError
 }
 
-var yes = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
+// yes is a fresh accepting answer (fresh for the same reason as answer's).
+func yes() *mcp.ElicitResult {
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
+}
 
 // On 2026-07-28 the client composes the retry: a replayed, altered, forged, foreign or
 // expired state sends nothing.
@@ -362,10 +369,10 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 
 	t.Run("replay", func(t *testing.T) {
 		state := firstRound(t, cs, confirmArgs)
-		if text, isError := retry(t, cs, confirmArgs, state, yes); isError {
+		if text, isError := retry(t, cs, confirmArgs, state, yes()); isError {
 			t.Fatalf("first retry refused: %s", text)
 		}
-		text, isError := retry(t, cs, confirmArgs, state, yes)
+		text, isError := retry(t, cs, confirmArgs, state, yes())
 		wantRefused(t, text, isError, ReasonNotConfirmed, "already used")
 		if n := w.sent(); n != 1 {
 			t.Fatalf("resmon got %d writes, want 1", n)
@@ -374,10 +381,10 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 	t.Run("other-arguments", func(t *testing.T) {
 		before := w.sent()
 		state := firstRound(t, cs, map[string]any{"routine_id": 3})
-		text, isError := retry(t, cs, confirmArgs, state, yes)
+		text, isError := retry(t, cs, confirmArgs, state, yes())
 		wantRefused(t, text, isError, ReasonNotConfirmed, "these exact arguments")
 		// The state was spent by that try: the right arguments now do not redeem it either.
-		text, isError = retry(t, cs, map[string]any{"routine_id": 3}, state, yes)
+		text, isError = retry(t, cs, map[string]any{"routine_id": 3}, state, yes())
 		wantRefused(t, text, isError, ReasonNotConfirmed)
 		if n := w.sent() - before; n != 0 {
 			t.Fatalf("resmon got %d writes", n)
@@ -392,7 +399,7 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 			strings.Replace(state, body, body[:len(body)-2]+"AA", 1), // a body not signed
 			signedBy(t, NewConfirmations(time.Hour), state),          // another daemon's key (a restart)
 		} {
-			text, isError := retry(t, cs, confirmArgs, forged, yes)
+			text, isError := retry(t, cs, confirmArgs, forged, yes())
 			if forged == "" {
 				// No state at all with an answer: still a retry, still refused.
 				wantRefused(t, text, isError, ReasonNotConfirmed)
@@ -408,7 +415,7 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 		before := w.sent()
 		state := firstRound(t, cs, confirmArgs)
 		other, _ := w.session(opts)
-		text, isError := retry(t, other, confirmArgs, state, yes)
+		text, isError := retry(t, other, confirmArgs, state, yes())
 		wantRefused(t, text, isError, ReasonNotConfirmed, "does not match")
 		if n := w.sent() - before; n != 0 {
 			t.Fatalf("resmon got %d writes", n)
@@ -421,7 +428,7 @@ func TestConfirmStateIsTheDaemonsPromise(t *testing.T) {
 		w.conf.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
 		w.conf.mu.Unlock()
 		defer func() { w.conf.mu.Lock(); w.conf.now = time.Now; w.conf.mu.Unlock() }()
-		text, isError := retry(t, cs, confirmArgs, state, yes)
+		text, isError := retry(t, cs, confirmArgs, state, yes())
 		wantRefused(t, text, isError, ReasonNotConfirmed, "did not answer the confirmation within")
 		if n := w.sent() - before; n != 0 {
 			t.Fatalf("resmon got %d writes", n)
