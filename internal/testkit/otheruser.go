@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -49,4 +51,32 @@ func AsOtherUser(cmd *exec.Cmd) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: OtherUID, Gid: OtherUID, NoSetGroups: false, Groups: []uint32{}}
+}
+
+// RequireHardened fails t unless process pid (running as another user) cannot be read by that
+// user's other processes and cannot dump core: its /proc/<pid>/status belongs to root (the
+// kernel's sign of PR_SET_DUMPABLE 0) and its core limit is 0 0. what names the process.
+func RequireHardened(t testing.TB, pid int, what string) {
+	t.Helper()
+	proc := "/proc/" + strconv.Itoa(pid)
+	var st syscall.Stat_t
+	if err := syscall.Stat(proc+"/status", &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Uid != 0 {
+		t.Fatalf("%s/status belongs to uid %d: %s is dumpable (want it root's, as for PR_SET_DUMPABLE 0)", proc, st.Uid, what)
+	}
+	limits, err := os.ReadFile(proc + "/limits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(limits), "\n") {
+		if strings.HasPrefix(line, "Max core file size") {
+			if f := strings.Fields(line); len(f) < 6 || f[4] != "0" || f[5] != "0" {
+				t.Fatalf("%s: core limit %q, want 0 0", what, line)
+			}
+			return
+		}
+	}
+	t.Fatalf("no core limit in %s/limits", proc)
 }
