@@ -225,27 +225,9 @@ func MeasureSessions(ctx context.Context, w *World, k int, load time.Duration, r
 			if err != nil {
 				return nil, err
 			}
-			sess := make([]*RawSession, k)
-			closeAll := func() {
-				for _, x := range sess {
-					if x != nil {
-						x.Close()
-					}
-				}
-			}
-			if err := parallel(k, 8, func(i int) error {
-				x, err := rawShimSession(ctx, s.Bin, w.shimEnv(s))
-				if err != nil {
-					return err
-				}
-				sess[i] = x
-				for range 20 {
-					if _, err := x.Health(); err != nil {
-						return err
-					}
-				}
-				return nil
-			}); err != nil {
+			sess, err := openShimSessions(ctx, w, s, k, 20)
+			closeAll := func() { closeSessions(sess) }
+			if err != nil {
 				closeAll()
 				return nil, fmt.Errorf("%s: opening %d sessions: %w", s.Name, k, err)
 			}
@@ -311,4 +293,34 @@ func MeasureSessions(ctx context.Context, w *World, k int, load time.Duration, r
 		}
 	}
 	return res, nil
+}
+
+// openShimSessions starts k shim sessions on side s (eight at a time) and makes calls health
+// calls on each, so every one is past its first call. The sessions it opened are returned
+// even on an error, for closeSessions.
+func openShimSessions(ctx context.Context, w *World, s *Side, k, calls int) ([]*RawSession, error) {
+	sess := make([]*RawSession, k)
+	err := parallel(k, 8, func(i int) error {
+		x, err := rawShimSession(ctx, s.Bin, w.shimEnv(s))
+		if err != nil {
+			return err
+		}
+		sess[i] = x
+		for range calls {
+			if _, err := x.Health(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return sess, err
+}
+
+// closeSessions closes every session openShimSessions opened.
+func closeSessions(sess []*RawSession) {
+	for _, x := range sess {
+		if x != nil {
+			x.Close()
+		}
+	}
 }

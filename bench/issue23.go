@@ -370,27 +370,9 @@ type IdleResult struct {
 func MeasureIdle(ctx context.Context, w *World, k int) (IdleResult, error) {
 	r := IdleResult{Sessions: k, Window: idleWakeupWindow}
 	s := w.Sides()[0]
-	sess := make([]*RawSession, k)
-	defer func() {
-		for _, x := range sess {
-			if x != nil {
-				x.Close()
-			}
-		}
-	}()
-	if err := parallel(k, 8, func(i int) error {
-		x, err := rawShimSession(ctx, s.Bin, w.shimEnv(s))
-		if err != nil {
-			return err
-		}
-		sess[i] = x
-		for range 5 {
-			if _, err := x.Health(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
+	sess, err := openShimSessions(ctx, w, s, k, 5)
+	defer closeSessions(sess)
+	if err != nil {
 		return r, err
 	}
 	time.Sleep(time.Second)
