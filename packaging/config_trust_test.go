@@ -4,10 +4,11 @@ package packaging
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // writerCase is one harness writer and where its entry file is, for the tests every writer
@@ -25,42 +26,6 @@ var writerCases = []writerCase{
 	{"claude-desktop", func(home string) string {
 		return filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
 	}, "{\n  \"mcpServers\": {}\n}\n"},
-}
-
-// attackerDir is a directory every user may write (a team's shared project directory, or
-// with sticky a /tmp), reachable by the attacker.
-func attackerDir(t *testing.T, mode os.FileMode) string {
-	t.Helper()
-	top := t.TempDir()
-	for _, p := range []string{top, filepath.Dir(top)} {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d := filepath.Join(top, "shared")
-	if err := os.Mkdir(d, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(d, mode); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-// asNobody runs a command as the attacker, another user (nobody), through setpriv.
-func asNobody(t *testing.T, name string, args ...string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to act as another user (nobody)")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("needs setpriv to act as another user (nobody)")
-	}
-	out, err := exec.Command(setpriv, append([]string{"--reuid=nobody", "--regid=nogroup", "--clear-groups", name}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("as nobody: %s %v: %v\n%s", name, args, err, out)
-	}
 }
 
 // snapshot is every file under root with its content, backups and temp files included.
@@ -108,29 +73,29 @@ func TestConfigWriteNeverFollowsAnotherUsersLink(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				home := configEnv(t)
-				shared := attackerDir(t, mode)
+				shared := testkit.SharedDir(t, mode)
 				var args []string
 				var planted string
 				switch wc.harness {
 				case "claude-code": // the project directory is shared; .claude points at the victim's
 					writeFile(t, filepath.Join(home, ".claude", "settings.json"), "{}\n")
 					planted = filepath.Join(shared, ".claude")
-					asNobody(t, "ln", "-s", filepath.Join(home, ".claude"), planted)
+					testkit.RunAsOtherUser(t, "ln", "-s", filepath.Join(home, ".claude"), planted)
 					t.Chdir(shared)
 				case "codex": // CODEX_HOME names a shared place where .codex points at the victim's
 					writeFile(t, wc.file(home), wc.content)
 					planted = filepath.Join(shared, ".codex")
-					asNobody(t, "ln", "-s", filepath.Join(home, ".codex"), planted)
+					testkit.RunAsOtherUser(t, "ln", "-s", filepath.Join(home, ".codex"), planted)
 					t.Setenv("CODEX_HOME", planted)
 				case "cursor": // --file names a file in a shared directory, a link to the victim's
 					writeFile(t, wc.file(home), wc.content)
 					planted = filepath.Join(shared, "mcp.json")
-					asNobody(t, "ln", "-s", wc.file(home), planted)
+					testkit.RunAsOtherUser(t, "ln", "-s", wc.file(home), planted)
 					args = append(args, "--file", planted)
 				case "claude-desktop": // XDG_CONFIG_HOME is shared; Claude points at the victim's
 					writeFile(t, wc.file(home), wc.content)
 					planted = filepath.Join(shared, "Claude")
-					asNobody(t, "ln", "-s", filepath.Join(home, ".config", "Claude"), planted)
+					testkit.RunAsOtherUser(t, "ln", "-s", filepath.Join(home, ".config", "Claude"), planted)
 					t.Setenv("XDG_CONFIG_HOME", shared)
 				}
 				before, sharedBefore := snapshot(t, home), snapshot(t, shared)

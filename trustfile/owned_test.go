@@ -7,42 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
-
-// asNobody runs a command as the attacker: another user (nobody), through setpriv.
-func asNobody(t *testing.T, name string, args ...string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to act as another user (nobody)")
-	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("needs setpriv to act as another user (nobody)")
-	}
-	out, err := exec.Command(setpriv, append([]string{"--reuid=nobody", "--regid=nogroup", "--clear-groups", name}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("as nobody: %s %v: %v\n%s", name, args, err, out)
-	}
-}
-
-// sharedDir is a directory everyone may write, as a team's project directory can be.
-func sharedDir(t *testing.T, mode os.FileMode) string {
-	t.Helper()
-	top := t.TempDir()
-	for _, p := range []string{top, filepath.Dir(top)} { // the attacker can reach it
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d := filepath.Join(top, "shared")
-	if err := os.Mkdir(d, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(d, mode); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
 
 // Another user plants a link in a directory both can write, pointing at the victim's own
 // settings: the write must not go where the link points.
@@ -52,8 +19,8 @@ func TestResolveForWriteRefusesAnotherUsersLink(t *testing.T) {
 	if err := os.Mkdir(victim, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	shared := sharedDir(t, os.ModeSticky|0o777) // sticky: only the link's owner decides
-	asNobody(t, "ln", "-s", victim, filepath.Join(shared, ".claude"))
+	shared := testkit.SharedDir(t, os.ModeSticky|0o777) // sticky: only the link's owner decides
+	testkit.RunAsOtherUser(t, "ln", "-s", victim, filepath.Join(shared, ".claude"))
 	_, _, err := ResolveForWrite(filepath.Join(shared, ".claude", "settings.json"))
 	refused(t, err, filepath.Join(shared, ".claude"), "symbolic link that belongs to another user")
 }
@@ -61,7 +28,7 @@ func TestResolveForWriteRefusesAnotherUsersLink(t *testing.T) {
 // A directory others may write (not sticky) is refused even when everything in it is ours:
 // another user could swap what is in it between the check and the write.
 func TestResolveForWriteRefusesADirectoryOthersCanWrite(t *testing.T) {
-	shared := sharedDir(t, 0o777)
+	shared := testkit.SharedDir(t, 0o777)
 	_, _, err := ResolveForWrite(filepath.Join(shared, ".mcp.json"))
 	refused(t, err, shared, "writable by other users")
 	if te := err.(*Error); te.Fix != "use a directory only you can write; or, if nobody else needs to write in this one of yours: chmod go-w "+shared {
@@ -71,9 +38,9 @@ func TestResolveForWriteRefusesADirectoryOthersCanWrite(t *testing.T) {
 
 // A directory owned by another user is refused, whatever its mode.
 func TestResolveForWriteRefusesAnotherUsersDirectory(t *testing.T) {
-	shared := sharedDir(t, os.ModeSticky|0o777)
+	shared := testkit.SharedDir(t, os.ModeSticky|0o777)
 	theirs := filepath.Join(shared, "project")
-	asNobody(t, "mkdir", "-m", "755", theirs)
+	testkit.RunAsOtherUser(t, "mkdir", "-m", "755", theirs)
 	_, _, err := ResolveForWrite(filepath.Join(theirs, ".mcp.json"))
 	refused(t, err, theirs, "directory that belongs to another user")
 	if te := err.(*Error); te.Fix != "use a path that only you (and root) own" {

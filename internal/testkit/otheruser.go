@@ -80,3 +80,35 @@ func RequireHardened(t testing.TB, pid int, what string) {
 	}
 	t.Fatalf("no core limit in %s/limits", proc)
 }
+
+// RunAsOtherUser runs name with args as OtherUID (skipping t where that cannot be done) and
+// fails t if it fails: the attacker's side of an attack test.
+func RunAsOtherUser(t testing.TB, name string, args ...string) {
+	t.Helper()
+	NeedRoot(t)
+	cmd := exec.Command(name, args...)
+	AsOtherUser(cmd)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("as uid %d: %s %v: %v\n%s", OtherUID, name, args, err, out)
+	}
+}
+
+// SharedDir is a fresh directory with mode (say 0777, or 01777 for a /tmp), reachable by every
+// user: a team's shared project directory, where another user may plant names.
+func SharedDir(t testing.TB, mode os.FileMode) string {
+	t.Helper()
+	top := t.TempDir()
+	for _, p := range []string{top, filepath.Dir(top)} {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := filepath.Join(top, "shared")
+	if err := os.Mkdir(d, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d, mode); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
