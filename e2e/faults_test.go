@@ -324,7 +324,7 @@ func TestFaultSlowBackend(t *testing.T) {
 	defer wt.Close()
 	for st := wt.Current(); st.Backend == nil; st = wt.Wait(ctx, st.Generation) {
 		if ctx.Err() != nil || st.Unavailable != nil {
-			t.Fatalf("the watcher did not verify the backend: %+v", st)
+			t.Fatalf("the watcher did not verify the backend: %+v chain=%q", st, chainOf(st))
 		}
 	}
 	slow.SetDelay(time.Minute)
@@ -361,4 +361,12 @@ func reached(s *resmonsim.Sim, path string) bool {
 		}
 	}
 	return false
+}
+
+// chainOf is the discovery chain of an unavailable state, for a failure message.
+func chainOf(st discovery.State) []string {
+	if st.Unavailable == nil {
+		return nil
+	}
+	return st.Unavailable.Chain
 }
