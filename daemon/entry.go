@@ -306,7 +306,7 @@ func ServeMain(c Config, stderr io.Writer) int {
 func (d *daemon) run(sigs <-chan os.Signal, checkEvery time.Duration) int {
 	go func() { _ = d.serve() }() // a failure arrives on d.failed
 	keepCtx, stopKeeping := context.WithCancel(d.ctx)
-	go d.keepSocket(keepCtx, checkEvery)
+	go d.keepSocket(keepCtx, checkEvery, d.watchSocket())
 	code, mode := 0, stopRestart
 	select {
 	case sig := <-sigs:

@@ -1,12 +1,17 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // B6: a removed socket file is re-created by the daemon, which still holds the lock.
@@ -31,6 +36,34 @@ func TestCheckSocketRelistensAfterRemoval(t *testing.T) {
 	d.checkSocket() // the new file is ours now
 	if logs.FilterMessageSnippet("removed or replaced").Len() != 1 {
 		t.Error("re-listened again on the re-created socket")
+	}
+}
+
+// A removed socket is re-created on the directory's file event, not at the periodic check
+// (an hour here): an idle daemon is never woken to look (issue 23 item 5). macOS's kqueue does
+// not report a removed socket, which the periodic check covers there.
+func TestKeepSocketRelistensOnTheRemovalEvent(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only inotify reports a removed socket file")
+	}
+	d, socket, logs := servingTestDaemon(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	kept := make(chan struct{})
+	go func() { d.keepSocket(ctx, time.Hour, d.watchSocket()); close(kept) }()
+	t.Cleanup(func() { cancel(); <-kept })
+	// Written beside the socket like the log: an event that must not make it re-listen.
+	if err := os.WriteFile(filepath.Join(filepath.Dir(socket), "s.log"), []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(socket); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, 30*time.Second, func() bool { return logs.FilterMessageSnippet("listening again").Len() == 1 },
+		"the re-listen after the removal event")
+	c, _ := dialSession(t, socket)
+	c.Close()
+	if n := logs.FilterMessageSnippet("removed or replaced").Len(); n != 1 {
+		t.Errorf("re-listened %d times, want once: %v", n, logs.All())
 	}
 }
 

@@ -31,9 +31,14 @@ type WatchOptions struct {
 	// Debounce collapses a burst of file events into one re-check. Small, because the
 	// time from the files landing to the first successful call is what users feel.
 	Debounce time.Duration // default 25 ms
-	// Poll is the safety re-verification interval: it catches a SIGKILLed backend whose
-	// files remain, missed events and network filesystems.
-	Poll time.Duration // default 5 s
+	// Poll is the safety re-verification interval while a backend is verified: it catches a
+	// SIGKILLed backend whose files remain (and a change no file event reported, on a network
+	// filesystem). While none is verified nothing polls: every call runs a pass of its own
+	// before it answers unavailable (Settle), and so does status. It can be rare: a call to a
+	// killed backend finds it gone by itself (refused connection, then Recheck), so the poll
+	// only keeps the published state from going stale while nobody calls, and each pass (file
+	// reads, a connection and a health probe) wakes an idle daemon about twenty times.
+	Poll time.Duration // default 30 s
 	// Probe tunes each discovery pass.
 	Probe *Options
 	// Logger, when set, receives state changes and watch problems. It is never given the token.
@@ -42,7 +47,7 @@ type WatchOptions struct {
 
 const (
 	defaultDebounce = 25 * time.Millisecond
-	defaultPoll     = 5 * time.Second
+	defaultPoll     = 30 * time.Second
 	// retryWindow is how long after a file event (or Recheck, or start) failed checks
 	// are retried with backoff: the backend writes its token before it answers.
 	retryWindow = 10 * time.Second
@@ -295,7 +300,9 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
-	poll := time.NewTicker(w.opts.Poll)
+	// The safety poll is armed after each pass while a backend is verified, and only then.
+	poll := time.NewTimer(time.Hour)
+	poll.Stop()
 	defer poll.Stop()
 
 	var (
@@ -317,6 +324,11 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 			return // a pass cut short by Close says nothing about the backend
 		}
 		retry.Stop()
+		if res.backend != nil {
+			poll.Reset(w.opts.Poll)
+		} else {
+			poll.Stop()
+		}
 		now := w.probe.Now()
 		if res.backend == nil && now.Before(retryUntil) {
 			retry.Reset(retryBackoff[min(backoffIdx, len(retryBackoff)-1)])

@@ -109,9 +109,10 @@ func CaptureEnv(getenv func(string) string) map[string]string {
 }
 
 // SocketGone is what the shim and status say when no socket file exists but a live daemon
-// holds the lock: it re-creates a removed socket at its next check.
+// holds the lock: it re-creates a removed socket when the file event reaches it (at once on
+// Linux) or at its periodic check (within 30 s: macOS reports no event for it).
 func SocketGone(pid int, socket string) string {
-	return fmt.Sprintf("pid %d holds the lock but its socket %s is gone; it will recreate it within a few seconds (or restart it)", pid, socket)
+	return fmt.Sprintf("pid %d holds the lock but its socket %s is gone; it will recreate it within 30 seconds (or restart it)", pid, socket)
 }
 
 // Line encodes v as one JSON line.

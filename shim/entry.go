@@ -24,7 +24,9 @@ const (
 	replyWait     = 5 * time.Second // how long the daemon may take to accept the preamble
 	parentPoll    = time.Second     // how often to check that our parent is still alive
 	// relistenWait is how long to keep dialling when the socket file is missing but a live
-	// daemon holds the lock: it re-creates the socket at its next check (every 2 s).
+	// daemon holds the lock: it re-creates the socket on the removal's file event (at once on
+	// Linux; on macOS at its next periodic check, up to 30 s, while this shim serves the
+	// session itself: fallback.go).
 	relistenWait = 5 * time.Second
 )
 
