@@ -15,10 +15,11 @@ func TestShimImportsOnlyStdlib(t *testing.T) {
 	allowed := []string{
 		"github.com/resmongw/resmongw/shim",
 		"github.com/resmongw/resmongw/sessionwire",
-		"github.com/resmongw/resmongw/paths",   // per-user locations (stdlib only)
-		"github.com/resmongw/resmongw/systemd", // the unit's name, for service-aware autostart
-		"github.com/resmongw/resmongw/launchd", // the agent's label
-		"github.com/resmongw/resmongw/version", // the build's version, for the preamble (no imports)
+		"github.com/resmongw/resmongw/paths",             // per-user locations (stdlib only)
+		"github.com/resmongw/resmongw/systemd",           // the unit's name, for service-aware autostart
+		"github.com/resmongw/resmongw/launchd",           // the agent's label
+		"github.com/resmongw/resmongw/version",           // the build's version, for the preamble (no imports)
+		"github.com/resmongw/resmongw/internal/procexit", // the parent's end as an event (stdlib only)
 	}
 	allowedOn := map[string][]string{"darwin": {"golang.org/x/sys/unix"}}
 	for _, goos := range []string{"linux", "darwin"} {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/resmongw/resmongw/internal/procexit"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/sessionwire"
 )
@@ -270,8 +271,8 @@ func (r *relay) run(conn *net.UnixConn, stdin io.Reader) int {
 	}
 
 	// The harness's death without closing our stdin: its exit where the kernel reports it
-	// (watchExit), else a check every parentPoll.
-	parentExit, stopWatch := watchExit(r.ppid, func() bool { return os.Getppid() == r.ppid })
+	// (procexit.Watch), else a check every parentPoll.
+	parentExit, stopWatch := procexit.Watch(r.ppid, func() bool { return os.Getppid() == r.ppid })
 	defer stopWatch()
 	var parentTick <-chan time.Time
 	var tick *time.Ticker

@@ -1,4 +1,4 @@
-package shim
+package procexit
 
 import (
 	"os"
@@ -10,16 +10,16 @@ import (
 // the stdlib's syscall package predates it).
 const sysPidfdOpen = 434
 
-// watchExit returns a channel closed when process pid exits (and a stop that ends the watch,
-// closing the channel too), or nil when the kernel cannot
-// say (no pidfd_open: before Linux 5.3, or refused by a sandbox), in which case the caller
-// polls. still is checked once the descriptor is open: a pid names our parent only while we
-// have not been reparented, so a parent that died before the open (its number possibly
-// reused since) is reported at once rather than watched. Why: the shim checked its parent
-// once a second, so an idle session woke its process, and with it a sleeping CPU, every
-// second for nothing; a pidfd is readable once the process is gone, and the poller waits
-// on it like on any descriptor.
-func watchExit(pid int, still func() bool) (gone <-chan struct{}, stop func()) {
+// Watch returns a channel closed when process pid exits (and a stop that ends the watch,
+// closing the channel too), or nil when the kernel cannot say (no pidfd_open: before Linux
+// 5.3, or refused by a sandbox; no such process), in which case the caller polls. still is
+// checked once the descriptor is open: a pid names the process the caller means only as long
+// as that process lives (the shim's parent: while we have not been reparented), so one that
+// died before the open (its number possibly reused since) is reported at once rather than
+// watched. Why: a check on a timer wakes an idle process, and with it a sleeping CPU, for
+// nothing; a pidfd is readable once the process is gone, and the poller waits on it like on
+// any descriptor.
+func Watch(pid int, still func() bool) (gone <-chan struct{}, stop func()) {
 	fd, _, errno := syscall.Syscall(sysPidfdOpen, uintptr(pid), 0, 0)
 	if errno != 0 {
 		return nil, func() {}

@@ -1,19 +1,27 @@
-package shim
+package procexit
 
 import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(testkit.Exit))
+}
 
 // The pidfd watch reports a process's end when it comes, not before; a parent already gone
 // when the watch starts is reported at once; stop ends the watch.
 func TestWatchExitReportsTheEndOfAProcess(t *testing.T) {
 	cmd := startSleeper(t)
-	gone, stop := watchExit(cmd.Process.Pid, func() bool { return true })
+	gone, stop := Watch(cmd.Process.Pid, func() bool { return true })
 	defer stop()
 	if gone == nil {
-		t.Skip("no pidfd_open here (Linux before 5.3 or a sandbox): the shim polls its parent")
+		t.Skip("no pidfd_open here (Linux before 5.3 or a sandbox): the caller polls")
 	}
 	select {
 	case <-gone:
@@ -30,7 +38,7 @@ func TestWatchExitReportsTheEndOfAProcess(t *testing.T) {
 
 func TestWatchExitOfAParentAlreadyGone(t *testing.T) {
 	cmd := startSleeper(t)
-	gone, stop := watchExit(cmd.Process.Pid, func() bool { return false })
+	gone, stop := Watch(cmd.Process.Pid, func() bool { return false })
 	defer stop()
 	if gone == nil {
 		t.Skip("no pidfd_open here")
@@ -44,7 +52,7 @@ func TestWatchExitOfAParentAlreadyGone(t *testing.T) {
 
 func TestWatchExitStopEndsTheWatch(t *testing.T) {
 	cmd := startSleeper(t)
-	gone, stop := watchExit(cmd.Process.Pid, func() bool { return true })
+	gone, stop := Watch(cmd.Process.Pid, func() bool { return true })
 	if gone == nil {
 		t.Skip("no pidfd_open here")
 	}
