@@ -171,6 +171,7 @@ func discover(ctx context.Context, t Target, opts *Options) discoveryResult {
 				Version:    pr.version,
 				Identity:   pr.identity,
 				Simulated:  pr.simulated,
+				pid:        pr.pid,
 				VerifiedAt: o.Now(),
 				Chain:      chain,
 			}

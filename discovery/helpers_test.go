@@ -44,6 +44,7 @@ type fakeBackend struct {
 	identity  any    // JSON value of "identity"; nil leaves it out
 	status    int    // when non-zero, answer this status instead of health
 	rawBody   string // when non-empty, answer 200 with this body verbatim
+	pid       int    // health's "pid"; 0 leaves it out (no process to wait on: the watcher polls)
 	seen      []seenRequest
 }
 
@@ -124,7 +125,7 @@ func (f *fakeBackend) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.seen = append(f.seen, seenRequest{Path: r.URL.Path, Host: r.Host, HasOrigin: len(r.Header.Values("Origin")) > 0,
 		AuthHeader: r.Header.Get("Authorization")})
-	token, version, identity, status, raw, port := f.token, f.version, f.identity, f.status, f.rawBody, f.Port
+	token, version, identity, status, raw, port, pid := f.token, f.version, f.identity, f.status, f.rawBody, f.Port, f.pid
 	f.mu.Unlock()
 
 	refuse := func(code int, reason string) {
@@ -165,7 +166,10 @@ func (f *fakeBackend) serve(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(raw))
 		return
 	}
-	body := map[string]any{"status": "ok", "pid": 4242, "started_at": "2026-09-21T13:02:11Z"}
+	body := map[string]any{"status": "ok", "started_at": "2026-09-21T13:02:11Z"}
+	if pid != 0 {
+		body["pid"] = pid
+	}
 	if version != nil {
 		body["version"] = version
 	}

@@ -42,6 +42,7 @@ type probeResult struct {
 	err      error     // transport error, for the chain line
 
 	simulated bool // health said "simulated": true (the built-in simulator)
+	pid       int  // health's "pid", 0 when absent or not a positive integer
 }
 
 // probeHealth sends GET <base>/api/health the way the reference does: IP-literal Host,
@@ -112,6 +113,9 @@ func probeHealth(ctx context.Context, port int, tok Token, timeout time.Duration
 		res.identity = id
 	}
 	res.simulated = string(obj["simulated"]) == "true"
+	if pid, err := strconv.Atoi(string(obj["pid"])); err == nil && pid > 0 {
+		res.pid = pid
+	}
 	res.outcome = probeOK
 	return res
 }

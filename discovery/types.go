@@ -91,6 +91,11 @@ type Backend struct {
 	// Chain explains, for a person, how this backend was found (same style as
 	// Unavailable.Chain), including notes such as a malformed identity that was dropped.
 	Chain []string `json:"chain,omitempty"`
+
+	// pid is the process the health answer named, whose end the watcher waits on (0: none
+	// named). Only a wake-up: a wrong one costs a needless pass or leaves the safety poll to
+	// notice the end, never a wrong answer, so it is not verified.
+	pid int
 }
 
 // RuntimeID is the backend's runtime id, or "" when it has none.

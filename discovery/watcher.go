@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/resmongw/resmongw/internal/procexit"
 	"github.com/resmongw/resmongw/scrub"
 )
 
@@ -31,13 +32,15 @@ type WatchOptions struct {
 	// Debounce collapses a burst of file events into one re-check. Small, because the
 	// time from the files landing to the first successful call is what users feel.
 	Debounce time.Duration // default 25 ms
-	// Poll is the safety re-verification interval while a backend is verified: it catches a
-	// SIGKILLed backend whose files remain (and a change no file event reported, on a network
-	// filesystem). While none is verified nothing polls: every call runs a pass of its own
-	// before it answers unavailable (Settle), and so does status. It can be rare: a call to a
-	// killed backend finds it gone by itself (refused connection, then Recheck), so the poll
-	// only keeps the published state from going stale while nobody calls, and each pass (file
-	// reads, a connection and a health probe) wakes an idle daemon about twenty times.
+	// Poll is the safety re-verification interval while a backend is verified and its
+	// process cannot be waited on (its health answer named no pid, or no pidfd: macOS, Linux
+	// before 5.3): it catches a SIGKILLed backend whose files remain. Where the process can be
+	// waited on, its end is the event that starts a pass, and nothing polls. While no backend
+	// is verified nothing polls either: every call runs a pass of its own before it answers
+	// unavailable (Settle), and so does status. A pass (file reads, a connection and a health
+	// probe) wakes an idle daemon dozens of times, its runtime's sysmon included, and a call
+	// to a killed backend finds it gone by itself (refused connection, then Recheck): the poll
+	// only keeps the published state from going stale while nobody calls, so it is rare.
 	Poll time.Duration // default 30 s
 	// Probe tunes each discovery pass.
 	Probe *Options
@@ -300,10 +303,34 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
-	// The safety poll is armed after each pass while a backend is verified, and only then.
+	// After each pass: the verified backend's process is waited on (exited), or the safety
+	// poll armed where it cannot be; with no backend verified, neither.
 	poll := time.NewTimer(time.Hour)
 	poll.Stop()
 	defer poll.Stop()
+	var (
+		exitPID  int
+		exited   <-chan struct{}
+		stopExit = func() {}
+	)
+	defer func() { stopExit() }()
+	follow := func(b *Backend) {
+		pid := 0
+		if b != nil {
+			pid = b.pid
+		}
+		if pid != exitPID {
+			stopExit()
+			exitPID, exited, stopExit = pid, nil, func() {}
+			if pid > 0 {
+				exited, stopExit = procexit.Watch(pid, func() bool { return true })
+			}
+		}
+		poll.Stop()
+		if b != nil && exited == nil {
+			poll.Reset(w.opts.Poll)
+		}
+	}
 
 	var (
 		retryUntil time.Time // failed checks before this are retried
@@ -324,11 +351,6 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 			return // a pass cut short by Close says nothing about the backend
 		}
 		retry.Stop()
-		if res.backend != nil {
-			poll.Reset(w.opts.Poll)
-		} else {
-			poll.Stop()
-		}
 		now := w.probe.Now()
 		if res.backend == nil && now.Before(retryUntil) {
 			retry.Reset(retryBackoff[min(backoffIdx, len(retryBackoff)-1)])
@@ -344,6 +366,7 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 			retryUntil = time.Time{}
 		}
 		w.publish(res, now)
+		follow(res.backend)
 		if w.checkHook != nil {
 			w.checkHook(res, true)
 		}
@@ -392,6 +415,13 @@ func (w *Watcher) run(ctx context.Context, l *loop) {
 		case <-poll.C:
 			l.sync()
 			check()
+		case <-exited:
+			// The backend's process ended: look now, and again while it may be restarting.
+			// The watch is spent; the pass's follow starts the next one (or the poll).
+			exitPID, exited = 0, nil
+			stopExit()
+			stopExit = func() {}
+			nudge()
 		}
 	}
 }

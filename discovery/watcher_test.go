@@ -3,12 +3,14 @@ package discovery
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/internal/procexit"
 	"github.com/resmongw/resmongw/internal/testkit"
 )
 
@@ -349,6 +351,34 @@ func TestWatcherPollNoticesDeadBackend(t *testing.T) {
 	waitFor(t, w, "backend", isUpOn(f.Port, f.Token()))
 	f.stop()
 	waitFor(t, w, "down by poll", isDown(ReasonNotRunning))
+}
+
+// With the backend's process named in its health answer, the watcher waits on its end
+// instead of polling (the poll is an hour here): a SIGKILLed backend whose files remain is
+// noticed by that event, and an idle daemon is never woken to look.
+func TestWatcherNoticesTheEndOfTheBackendsProcess(t *testing.T) {
+	proc := exec.Command("sleep", "120") // stands for the backend's process
+	if err := proc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proc.Process.Kill(); _ = proc.Wait() })
+	if gone, stop := procexit.Watch(proc.Process.Pid, func() bool { return true }); gone == nil {
+		t.Skip("no pidfd here: the watcher polls (TestWatcherPollNoticesDeadBackend)")
+	} else {
+		stop()
+	}
+	f := newFakeBackend(t)
+	f.set(func(f *fakeBackend) { f.pid = proc.Process.Pid })
+	dir := t.TempDir()
+	writeInstance(t, dir, f)
+	w := startWatcher(t, stateTarget(dir), time.Hour, deadPort(t))
+	up := waitFor(t, w, "backend", isUpOn(f.Port, f.Token()))
+	f.stop() // its files stay behind, as after a SIGKILL
+	if s := w.Current(); s.Generation != up.Generation {
+		t.Fatalf("a pass ran before the process ended: %+v", s)
+	}
+	_ = proc.Process.Kill()
+	waitFor(t, w, "down on the process's end", isDown(ReasonNotRunning))
 }
 
 // A subscriber that never reads must not stall the watcher, and gets the latest event.
