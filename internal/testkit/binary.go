@@ -31,6 +31,10 @@ func Build(ctx context.Context, dir string, race bool) (string, error) {
 		args = append(args, "-race")
 	}
 	cmd := exec.CommandContext(ctx, "go", append(args, "github.com/resmongw/resmongw/cmd/resmongw")...)
+	if !race {
+		// As the README builds it: static, no dynamic loader at each shim's start. -race needs cgo.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}
