@@ -406,7 +406,7 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 	}
 	if len(w.Method) > 0 {
 		var method string
-		if w.Method[0] != '"' || json.Unmarshal(w.Method, &method) != nil {
+		if _, err := exactjson.Parse(w.Method, &method, 0); w.Method[0] != '"' || err != nil {
 			return nil, errorLine(replyID, jsonrpc.CodeInvalidRequest, `Invalid Request: "method" must be a string`)
 		}
 		if !id.IsValid() && bytes.Equal(trimJSONSpace(w.ID), []byte("null")) {
@@ -435,40 +435,79 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 	return resp, nil
 }
 
+// paramMembers are the params members paramShapes checks, read as raw JSON with the keys
+// matched exactly, as the SDK's decoder matches them; the others are skipped unread.
+type paramMembers struct {
+	Meta            json.RawMessage `json:"_meta"`
+	Name            json.RawMessage `json:"name"`
+	Arguments       json.RawMessage `json:"arguments"`
+	ProtocolVersion json.RawMessage `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      json.RawMessage `json:"clientInfo"`
+	Cursor          json.RawMessage `json:"cursor"`
+}
+
 // paramShape is one params member the SDK decodes into a typed field: the first byte its
 // JSON must start with, and how to say so.
 type paramShape struct {
 	name  string
 	start byte
 	what  string
+	of    func(*paramMembers) json.RawMessage
 }
 
+// metaShape is checked on every method.
+var metaShape = paramShape{"_meta", '{', "an object", func(m *paramMembers) json.RawMessage { return m.Meta }}
+
 // paramShapes are, per method, the members whose wrong type the SDK's decoder would report in
-// Go's words; "_meta" is checked on every method.
+// Go's words.
 var paramShapes = map[string][]paramShape{
-	"tools/call": {{"name", '"', "a string (the tool's name)"}, {"arguments", '{', "an object"}},
-	"initialize": {{"protocolVersion", '"', "a string"}, {"capabilities", '{', "an object"}, {"clientInfo", '{', "an object"}},
-	"tools/list": {{"cursor", '"', "a string"}},
+	"tools/call": {
+		{"name", '"', "a string (the tool's name)", func(m *paramMembers) json.RawMessage { return m.Name }},
+		{"arguments", '{', "an object", func(m *paramMembers) json.RawMessage { return m.Arguments }},
+	},
+	"initialize": {
+		{"protocolVersion", '"', "a string", func(m *paramMembers) json.RawMessage { return m.ProtocolVersion }},
+		{"capabilities", '{', "an object", func(m *paramMembers) json.RawMessage { return m.Capabilities }},
+		{"clientInfo", '{', "an object", func(m *paramMembers) json.RawMessage { return m.ClientInfo }},
+	},
+	"tools/list": {{"cursor", '"', "a string", func(m *paramMembers) json.RawMessage { return m.Cursor }}},
 }
 
 // paramsProblem says, in words a person reads, what is wrong with the shape of a request's
 // params, or "" when the SDK may decode them: its decoder's own errors name Go types ("json:
 // cannot unmarshal string into Go struct field CallToolParamsRaw.name of type string"). Only
 // the shapes the SDK would trip on are checked; what the arguments hold is the tools' job.
+// params is part of a frame whose syntax was checked already.
 func paramsProblem(method string, params json.RawMessage) string {
 	params = trimJSONSpace(params)
 	if len(params) == 0 || bytes.Equal(params, []byte("null")) {
 		return ""
 	}
-	var members map[string]json.RawMessage
-	if params[0] != '{' || json.Unmarshal(params, &members) != nil {
+	var members paramMembers
+	if params[0] != '{' {
 		return `"params" must be an object`
 	}
-	for _, p := range append([]paramShape{{"_meta", '{', "an object"}}, paramShapes[method]...) {
-		v := trimJSONSpace(members[p.name])
-		if len(v) > 0 && !bytes.Equal(v, []byte("null")) && v[0] != p.start {
-			return `"` + p.name + `" must be ` + p.what
+	// ZeroCopy: the members point into params, read only while params is.
+	if _, err := exactjson.Parse(params, &members, exactjson.DontMatchCaseInsensitiveStructFields|exactjson.ZeroCopy); err != nil {
+		return `"params" must be an object`
+	}
+	if why := metaShape.problem(&members); why != "" {
+		return why
+	}
+	for _, p := range paramShapes[method] {
+		if why := p.problem(&members); why != "" {
+			return why
 		}
+	}
+	return ""
+}
+
+// problem says what is wrong with p's member of m, or "".
+func (p paramShape) problem(m *paramMembers) string {
+	v := trimJSONSpace(p.of(m))
+	if len(v) > 0 && !bytes.Equal(v, []byte("null")) && v[0] != p.start {
+		return `"` + p.name + `" must be ` + p.what
 	}
 	return ""
 }
