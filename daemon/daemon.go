@@ -8,13 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"go.uber.org/zap"
 
 	"github.com/resmongw/resmongw/activity"
@@ -38,10 +36,11 @@ const (
 	// socketCheck is how often the daemon checks that its socket file is still the one it
 	// listens on besides the file events of its directory (keepSocket), which report a removal
 	// or replacement at once on Linux. The check is for what the events miss: macOS's kqueue
-	// reports a new file in a watched directory but not a removed socket, and a watch is lost
-	// with its directory. Rare, so that an idle daemon sleeps: a removed socket is rare too (a
-	// tmp cleaner, a person tidying up), and a shim that meanwhile finds none serves its
-	// session itself until the daemon is back (shim/fallback.go).
+	// reports a new file in a watched directory but not a removed socket, and with the user's
+	// inotify instances used up there are no events at all. Rare, so that an idle daemon
+	// sleeps: a removed socket is rare too (a tmp cleaner, a person tidying up), and a shim
+	// that meanwhile finds none serves its session itself until the daemon is back
+	// (shim/fallback.go).
 	socketCheck = 30 * time.Second
 )
 
@@ -275,62 +274,31 @@ func (d *daemon) setListener(ln listener) {
 	d.mu.Unlock()
 }
 
-// socketWatch is the file events of the socket's directory (nil channels when there are none).
-type socketWatch struct {
-	sock, dir string
-	events    <-chan fsnotify.Event
-	errs      <-chan error
-	close     func()
-}
-
-// watchSocket starts watching the socket's directory: before keepSocket runs, so that no
-// removal after Listen goes unseen. Without file events (the user's inotify instances used
-// up) keepSocket's periodic check alone remains.
-func (d *daemon) watchSocket() socketWatch {
-	sock := filepath.Clean(d.socket)
-	sw := socketWatch{sock: sock, dir: filepath.Dir(sock), close: func() {}}
-	w, err := fsnotify.NewWatcher()
-	if err == nil {
-		if err = w.Add(sw.dir); err != nil {
-			_ = w.Close()
-		}
-	}
-	if err != nil {
-		d.log.Warn("cannot watch the socket's directory; checking the socket periodically only", zap.Error(err))
-		return sw
-	}
-	sw.events, sw.errs, sw.close = w.Events, w.Errors, func() { _ = w.Close() }
-	return sw
+// watchSocket starts watching the socket file, on the process's one file watch (shared with
+// discovery): before keepSocket runs, so that no removal after Listen goes unseen.
+func (d *daemon) watchSocket() *discovery.PathWatch {
+	return discovery.WatchPath(d.socket, d.log.Sugar().Infow)
 }
 
 // keepSocket re-creates the socket whenever its file is gone or replaced, until ctx ends.
 // Without it, deleting mcp.sock (a tmp cleaner, a user tidying up) leaves a daemon that holds
 // the lock, so no other can start, and that nobody can reach. It looks when sw reports a
-// change and every `every` besides (socketCheck says why), and closes sw when it returns.
-func (d *daemon) keepSocket(ctx context.Context, every time.Duration, sw socketWatch) {
-	defer sw.close()
+// change and every `every` besides (socketCheck says why; without file events, the user's
+// inotify instances used up, that check alone remains), and closes sw when it returns.
+func (d *daemon) keepSocket(ctx context.Context, every time.Duration, sw *discovery.PathWatch) {
+	defer sw.Close()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case ev, ok := <-sw.events:
-			if !ok {
-				sw.events = nil
-				continue
-			}
-			// The log and activity files live here too: only the socket's name (or the
-			// directory itself going) is worth a look.
-			if name := filepath.Clean(ev.Name); name == sw.sock || name == sw.dir {
-				d.checkSocket()
-			}
-		case _, ok := <-sw.errs:
-			if !ok {
-				sw.errs = nil
-				continue
-			}
-			d.checkSocket() // events were lost (a queue overflow): look now
+		case <-sw.Changed():
+			d.checkSocket()
+		case <-sw.Resync():
+			// Its directory came or went, or events were lost: follow, and look now.
+			sw.Sync()
+			d.checkSocket()
 		case <-t.C:
 			d.checkSocket()
 		}

@@ -49,7 +49,12 @@ func TestKeepSocketRelistensOnTheRemovalEvent(t *testing.T) {
 	d, socket, logs := servingTestDaemon(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	kept := make(chan struct{})
-	go func() { d.keepSocket(ctx, time.Hour, d.watchSocket()); close(kept) }()
+	sw := d.watchSocket()
+	if sw.Changed() == nil {
+		sw.Close()
+		t.Skip("no file events: this user's inotify instances are used up (the daemon then checks periodically)")
+	}
+	go func() { d.keepSocket(ctx, time.Hour, sw); close(kept) }()
 	t.Cleanup(func() { cancel(); <-kept })
 	// Written beside the socket like the log: an event that must not make it re-listen.
 	if err := os.WriteFile(filepath.Join(filepath.Dir(socket), "s.log"), []byte("x\n"), 0o600); err != nil {

@@ -151,28 +151,39 @@ func signal[T any](ch chan T, v T) {
 	}
 }
 
-// loop is one Watcher's view of the file system: which directories it needs, through the
-// shared fileWatch. Only the owner goroutine calls its methods but isDirEvent and isFileEvent,
-// which read fields fixed at creation.
+// loop is one Watcher's view of the file system (or a PathWatch's): which directories it
+// needs, through the shared fileWatch. Only the owner goroutine calls its methods but
+// isDirEvent and isFileEvent, which read fields fixed at creation.
 //
 // Directories are watched, never files: resmon replaces its token file by rename, which
 // would silently kill a watch on the file itself. A directory that does not exist yet
 // is covered by watching its nearest existing ancestor until it appears.
 type loop struct {
-	shared   bool            // registered with files; false: polling only
-	wanted   []string        // the state dir and the port file's dir, deduplicated
-	watched  map[string]bool // what this loop holds in files (guarded by files.mu)
-	kick     chan struct{}   // a relevant file changed
-	resync   chan error      // a wanted directory (or an ancestor) changed, or events were lost (the error)
-	stateDir string
-	portFile string
-	log      func(string, ...any)
+	shared  bool            // registered with files; false: polling only
+	wanted  []string        // the directories it needs, deduplicated
+	watched map[string]bool // what this loop holds in files (guarded by files.mu)
+	kick    chan struct{}   // a relevant file changed
+	resync  chan error      // a wanted directory (or an ancestor) changed, or events were lost (the error)
+	isFile  func(name string) bool
+	log     func(string, ...any)
 }
 
+// newLoop is a Watcher's loop: the state directory and the port file's directory, for the
+// port file and the token files.
 func newLoop(r Resolved, log func(string, ...any)) *loop {
-	l := &loop{stateDir: filepath.Clean(r.StateDir), portFile: filepath.Clean(r.PortFile), log: log,
-		watched: map[string]bool{}, kick: make(chan struct{}, 1), resync: make(chan error, 1)}
-	for _, d := range []string{l.stateDir, filepath.Dir(l.portFile)} {
+	stateDir, portFile := filepath.Clean(r.StateDir), filepath.Clean(r.PortFile)
+	return openLoop([]string{stateDir, filepath.Dir(portFile)}, func(name string) bool {
+		if name == portFile {
+			return true
+		}
+		return filepath.Dir(name) == stateDir && strings.HasPrefix(filepath.Base(name), TokenFilePrefix)
+	}, log)
+}
+
+// openLoop registers a loop for the wanted directories, whose files isFile says matter.
+func openLoop(dirs []string, isFile func(string) bool, log func(string, ...any)) *loop {
+	l := &loop{isFile: isFile, log: log, watched: map[string]bool{}, kick: make(chan struct{}, 1), resync: make(chan error, 1)}
+	for _, d := range dirs {
 		if d != "" && d != "." && !contains(l.wanted, d) {
 			l.wanted = append(l.wanted, d)
 		}
@@ -238,13 +249,37 @@ func (l *loop) isDirEvent(name string) bool {
 	return false
 }
 
-// isFileEvent reports whether name is the port file or a token file.
-func (l *loop) isFileEvent(name string) bool {
-	if name == l.portFile {
-		return true
-	}
-	return filepath.Dir(name) == l.stateDir && strings.HasPrefix(filepath.Base(name), TokenFilePrefix)
+// isFileEvent reports whether name is a file the loop's owner looks at.
+func (l *loop) isFileEvent(name string) bool { return l.isFile(name) }
+
+// PathWatch reports changes of one path through the process's one file watch (fileWatch),
+// for the daemon's check of its socket file: a daemon holds one inotify instance in all,
+// whatever watches it runs. Only its owner goroutine calls its methods.
+type PathWatch struct{ l *loop }
+
+// WatchPath starts watching path (its directory, or while that is missing its nearest
+// existing ancestor). Without file events (the user's inotify instances used up) both
+// channels are nil and log says so.
+func WatchPath(path string, log func(string, ...any)) *PathWatch {
+	path = filepath.Clean(path)
+	l := openLoop([]string{filepath.Dir(path)}, func(name string) bool { return name == path }, log)
+	l.sync()
+	return &PathWatch{l}
 }
+
+// Changed delivers a signal per burst of changes of the path: created, removed, replaced or
+// written.
+func (p *PathWatch) Changed() <-chan struct{} { return p.l.kicks() }
+
+// Resync delivers a signal when its directory (or one on the way) appeared or went, or events
+// were lost (then with the error): call Sync, then look.
+func (p *PathWatch) Resync() <-chan error { return p.l.resyncs() }
+
+// Sync makes the watch follow the directories as they are now.
+func (p *PathWatch) Sync() { p.l.sync() }
+
+// Close ends the watch.
+func (p *PathWatch) Close() { p.l.close() }
 
 // nearestDir is d if it is a directory, else its closest ancestor that is one.
 func nearestDir(d string) string {
