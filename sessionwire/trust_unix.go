@@ -13,7 +13,7 @@ import (
 	"github.com/resmongw/resmongw/ours"
 )
 
-// DirFault is what the socket directory's rule finds wrong with a directory.
+// DirFault is what the socket directory's check (CheckSocketDir) finds wrong with a directory.
 type DirFault int
 
 const (
@@ -21,7 +21,7 @@ const (
 	DirNotReal                   // a symlink, or not a directory
 	DirOwnerUnknown              // its owner cannot be read
 	DirOtherOwner                // another user owns it
-	DirWritableByOthers          // group- or other-writable
+	DirWritableByOthers          // writable by another user (a group not the owner's private one, or all)
 )
 
 // CheckSocketDir is the socket directory's check, applied by the daemon before it listens
