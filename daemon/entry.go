@@ -22,6 +22,7 @@ import (
 	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/sessionwire"
 	"github.com/resmongw/resmongw/version"
 )
 
@@ -276,6 +277,7 @@ func ServeMain(c Config, stderr io.Writer) int {
 		srv.closeLog()
 		return failf(1, "%v", err)
 	}
+	sessionwire.SignalListening() // whoever started us stops waiting: connections queue from here
 
 	// One P unless GOMAXPROCS says otherwise: the daemon does little CPU work per call and
 	// mostly waits on sockets, and with one P a woken goroutine runs where the netpoller found

@@ -7,12 +7,18 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/resmongw/resmongw/sessionwire"
 )
 
 // ExitWhenIdleEnv sets how long a daemon the shim starts stays with no session before it
 // exits (a Go duration; 0 = it stays). Default DefaultExitWhenIdle. The service-managed
 // daemon is not started this way and always stays.
 const ExitWhenIdleEnv = "RESMONGW_EXIT_WHEN_IDLE"
+
+// readyWait bounds the wait for a started daemon to listen (or exit); the caller's dial
+// follows either way.
+const readyWait = 3 * time.Second
 
 // DefaultExitWhenIdle is an autostarted daemon's idle period: long enough that a harness
 // restarted within it finds its warm daemon, short enough that nothing lingers for days.
@@ -40,7 +46,9 @@ func startDaemon(path string) (<-chan error, error) {
 // harness's signals and terminal don't reach it) with stdio on /dev/null (the daemon logs to
 // its file). It is not a child we wait on, but a goroutine reaps it if it exits while we live
 // (e.g. it lost the single-instance race), so it never lingers as a zombie; the channel
-// reports that exit.
+// reports that exit. It returns once the daemon listens (sessionwire.ReadyFDEnv: it closes the
+// pipe it inherited), exits, or readyWait passes, so the caller's first dial usually connects
+// instead of retrying on a timer.
 func StartDaemon(path string, idle time.Duration) (<-chan error, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -53,10 +61,21 @@ func StartDaemon(path string, idle time.Duration) (<-chan error, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	listening, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer listening.Close()
+	cmd.ExtraFiles = []*os.File{w} // descriptor 3 in the daemon
+	cmd.Env = append(os.Environ(), sessionwire.ReadyFDEnv+"=3")
+	err = cmd.Start()
+	w.Close() // the daemon holds the only write end now
+	if err != nil {
 		return nil, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	_ = listening.SetReadDeadline(time.Now().Add(readyWait))
+	_, _ = listening.Read(make([]byte, 1)) // the pipe's end: the daemon listens, or it exited
 	return exited, nil
 }
