@@ -36,12 +36,15 @@ const (
 	// socketCheck is how often the daemon checks that its socket file is still the one it
 	// listens on besides the file events of its directory (keepSocket), which report a removal
 	// or replacement at once on Linux. The check is for what the events miss: macOS's kqueue
-	// reports a new file in a watched directory but not a removed socket, and with the user's
-	// inotify instances used up there are no events at all. Rare, so that an idle daemon
-	// sleeps: a removed socket is rare too (a tmp cleaner, a person tidying up), and a shim
+	// reports a new file in a watched directory but not a removed socket. Rare, so that an
+	// idle daemon sleeps: a removed socket is rare too (a tmp cleaner, a person tidying up), and a shim
 	// that meanwhile finds none serves its session itself until the daemon is back
 	// (shim/fallback.go).
 	socketCheck = 30 * time.Second
+	// socketCheckBlind is the check's period when there are no file events at all (the
+	// user's inotify instances used up): shorter than a shim's wait for a removed socket to
+	// come back (shim/entry.go relistenWait), as before there were events.
+	socketCheckBlind = 2 * time.Second
 )
 
 // listener is what the accept loop needs of a *net.UnixListener (a test wraps one to inject
@@ -54,12 +57,13 @@ type listener interface {
 
 // daemon is one running `resmongw serve`.
 type daemon struct {
-	socket  string
-	logFile string
-	started time.Time
-	log     *zap.Logger
-	sdkLog  *slog.Logger
-	targets *targets
+	socket    string
+	sockWatch *discovery.PathWatch // the socket file's watch, from Listen (keepSocket)
+	logFile   string
+	started   time.Time
+	log       *zap.Logger
+	sdkLog    *slog.Logger
+	targets   *targets
 	// upstream configures every target's backend client (the request timeout); nil means
 	// the defaults.
 	upstream *proxy.UpstreamOptions
@@ -275,7 +279,7 @@ func (d *daemon) setListener(ln listener) {
 }
 
 // watchSocket starts watching the socket file, on the process's one file watch (shared with
-// discovery): before keepSocket runs, so that no removal after Listen goes unseen.
+// discovery): from before the socket exists (Listen), so that no removal goes unseen.
 func (d *daemon) watchSocket() *discovery.PathWatch {
 	return discovery.WatchPath(d.socket, d.log.Sugar().Infow)
 }
@@ -284,9 +288,13 @@ func (d *daemon) watchSocket() *discovery.PathWatch {
 // Without it, deleting mcp.sock (a tmp cleaner, a user tidying up) leaves a daemon that holds
 // the lock, so no other can start, and that nobody can reach. It looks when sw reports a
 // change and every `every` besides (socketCheck says why; without file events, the user's
-// inotify instances used up, that check alone remains), and closes sw when it returns.
+// inotify instances used up, that check alone remains, every socketCheckBlind at most), and
+// closes sw when it returns.
 func (d *daemon) keepSocket(ctx context.Context, every time.Duration, sw *discovery.PathWatch) {
 	defer sw.Close()
+	if sw.Changed() == nil {
+		every = min(every, socketCheckBlind)
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

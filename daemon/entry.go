@@ -190,8 +190,12 @@ func (s *Server) Listen() (*net.UnixListener, error) {
 		}
 		return nil, err
 	}
+	// Watched from before it exists: a removal right after it appears must not go unseen
+	// (keepSocket starts with Run; the creation's own event only makes it look once).
+	d.sockWatch = d.watchSocket()
 	ln, err := listenPrivate(d.socket)
 	if err != nil {
+		d.sockWatch.Close()
 		lock.Release()
 		d.log.Error("listen", zap.Error(err))
 		return nil, fmt.Errorf("listening on %s: %w", d.socket, err)
@@ -308,7 +312,11 @@ func ServeMain(c Config, stderr io.Writer) int {
 func (d *daemon) run(sigs <-chan os.Signal, checkEvery time.Duration) int {
 	go func() { _ = d.serve() }() // a failure arrives on d.failed
 	keepCtx, stopKeeping := context.WithCancel(d.ctx)
-	go d.keepSocket(keepCtx, checkEvery, d.watchSocket())
+	sw := d.sockWatch
+	if sw == nil { // a listener handed over without Listen (tests)
+		sw = d.watchSocket()
+	}
+	go d.keepSocket(keepCtx, checkEvery, sw)
 	code, mode := 0, stopRestart
 	select {
 	case sig := <-sigs:
