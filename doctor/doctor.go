@@ -19,11 +19,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/daemonctl"
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/statusdoc"
 	"github.com/resmongw/resmongw/systemd"
 	"github.com/resmongw/resmongw/trustfile"
 	"github.com/resmongw/resmongw/version"
@@ -117,7 +118,7 @@ func Run(o Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	st, stErr := daemon.FetchStatus(socket, getenv)
+	st, stErr := daemonctl.FetchStatus(socket, getenv)
 	var checks []Check
 	add := func(c ...Check) { checks = append(checks, c...) }
 	add(checkVersion(st, stErr))
@@ -136,7 +137,7 @@ func Run(o Options) (Report, error) {
 	return rep, nil
 }
 
-func checkVersion(st *daemon.Status, err error) Check {
+func checkVersion(st *statusdoc.Status, err error) Check {
 	c := Check{Name: "version"}
 	switch {
 	case err != nil:
@@ -193,7 +194,7 @@ func checkSocketDir(socket string, getenv func(string) string) Check {
 	return c
 }
 
-func checkDaemon(socket string, st *daemon.Status, err error) Check {
+func checkDaemon(socket string, st *statusdoc.Status, err error) Check {
 	c := Check{Name: "daemon"}
 	switch {
 	case err == nil:
@@ -221,7 +222,7 @@ func checkDaemon(socket string, st *daemon.Status, err error) Check {
 
 func checkService(getenv func(string) string) Check {
 	c := Check{Name: "service"}
-	if !daemon.ServiceInstalled(getenv) {
+	if !daemonctl.ServiceInstalled(getenv) {
 		c.Result, c.Detail = Info, "no per-user service installed; harness sessions start the daemon on demand (optional: resmongw install)"
 		return c
 	}
@@ -361,7 +362,7 @@ func fixEntry(e packaging.Entry) string {
 
 // checkLog checks that the daemon's log can be written: the file the running daemon uses,
 // else its place beside the socket.
-func checkLog(st *daemon.Status, socket string) Check {
+func checkLog(st *statusdoc.Status, socket string) Check {
 	c := checkLogFile(paths.LogFile(socket), filepath.Dir(socket))
 	if st != nil && st.Daemon.LogFile != "" {
 		c = checkLogFile(st.Daemon.LogFile, filepath.Dir(socket))

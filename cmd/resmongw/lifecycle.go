@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/daemonctl"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/sessionwire"
@@ -20,7 +20,7 @@ import (
 const (
 	// stopWait covers the daemon's graceful stop: calls in flight are answered (bounded by
 	// the request timeout) before it exits. A daemon whose accept states a longer bound
-	// (its request timeout raised) is waited for that long (daemon.Control).
+	// (its request timeout raised) is waited for that long (daemonctl.Control).
 	stopWait  = 60 * time.Second
 	startWait = 5 * time.Second
 )
@@ -71,7 +71,7 @@ func newLifecycle(socketFlag string, stdout, stderr io.Writer) (*lifecycle, erro
 		return nil, err
 	}
 	explicit := socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
-	return &lifecycle{socket: socket, service: !explicit && daemon.ServiceInstalled(os.Getenv), stdout: stdout, stderr: stderr}, nil
+	return &lifecycle{socket: socket, service: !explicit && daemonctl.ServiceInstalled(os.Getenv), stdout: stdout, stderr: stderr}, nil
 }
 
 func (l *lifecycle) dryRun(verb string) int {
@@ -92,9 +92,9 @@ func (l *lifecycle) dryRun(verb string) int {
 // ask sends the control request and reports what happened: ran says whether a daemon was
 // there to ask, idle is its idle period (0: it stayed until asked).
 func (l *lifecycle) ask(kind string) (ran bool, idle time.Duration, code int) {
-	st, err := daemon.Control(l.socket, kind, stopWait)
+	st, err := daemonctl.Control(l.socket, kind, stopWait)
 	switch {
-	case errors.Is(err, daemon.ErrNotRunning):
+	case errors.Is(err, daemonctl.ErrNotRunning):
 		return false, 0, 0
 	case err != nil:
 		fmt.Fprintf(l.stderr, "resmongw %s: the daemon at %s: %v\n", kind, l.socket, err)
@@ -134,7 +134,7 @@ func (l *lifecycle) restart() int {
 }
 
 func (l *lifecycle) start() int {
-	if pid := sessionwire.LockHolder(l.socket); pid > 0 && daemon.WaitServing(l.socket, 0) == nil {
+	if pid := sessionwire.LockHolder(l.socket); pid > 0 && daemonctl.WaitServing(l.socket, 0) == nil {
 		fmt.Fprintf(l.stdout, "resmongw is already running (pid %d) at %s\n", pid, l.socket)
 		return 0
 	}
@@ -153,7 +153,7 @@ func (l *lifecycle) startNew(idle time.Duration) int {
 		fmt.Fprintf(l.stderr, "resmongw: starting the daemon: %v\n", err)
 		return 1
 	}
-	if err := daemon.WaitServing(l.socket, startWait); err != nil {
+	if err := daemonctl.WaitServing(l.socket, startWait); err != nil {
 		fmt.Fprintf(l.stderr, "resmongw: %v; run 'resmongw serve --foreground' to see why\n", err)
 		return 1
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/daemonctl"
 	"github.com/resmongw/resmongw/doctor"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/resmonsim"
@@ -215,7 +216,7 @@ func serveCmd(stderr io.Writer) *cobra.Command {
 }
 
 func statusCmd(stdout, stderr io.Writer) *cobra.Command {
-	var o daemon.StatusOptions
+	var o daemonctl.StatusOptions
 	return withGoFlags(&cobra.Command{
 		Use:   "status",
 		Short: "what the daemon is connected to, and why not",
@@ -224,9 +225,9 @@ Exit 0 when every target in use has a verified backend, 1 when one has none, 3 w
 		GroupID: "manage",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return done(daemon.StatusMain(o, stdout, stderr))
+			return done(daemonctl.StatusMain(o, stdout, stderr))
 		},
-	}, daemon.StatusFlags(&o))
+	}, daemonctl.StatusFlags(&o))
 }
 
 func serviceCmd(verb, short string, stdout, stderr io.Writer) *cobra.Command {
