@@ -3,7 +3,6 @@ package daemonctl
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/resmongw/resmongw/sessionwire"
 	"github.com/resmongw/resmongw/statusdoc"
 	"github.com/resmongw/resmongw/version"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes of `resmongw status`.
@@ -38,13 +38,12 @@ type StatusOptions struct {
 	Getenv func(string) string
 }
 
-// StatusFlags is status's flag set, bound to o; the CLI shows and parses exactly these.
-func StatusFlags(o *StatusOptions) *flag.FlagSet {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+// BindStatusFlags declares status's flags on fs, bound to o; the CLI shows and parses exactly
+// these.
+func BindStatusFlags(fs *pflag.FlagSet, o *StatusOptions) {
 	fs.BoolVar(&o.JSON, "json", false, "print JSON (every detail)")
 	fs.BoolVar(&o.Verbose, "verbose", false, "every detail: ports, token files, how each backend was found, per-tool calls, session pids")
 	fs.StringVar(&o.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	return fs
 }
 
 // StatusMain runs `resmongw status`: exit 0 when every target in use has a verified backend,

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -28,6 +27,7 @@ import (
 	"github.com/resmongw/resmongw/systemd"
 	"github.com/resmongw/resmongw/trustfile"
 	"github.com/resmongw/resmongw/version"
+	"github.com/spf13/pflag"
 )
 
 // Results of a check.
@@ -61,12 +61,10 @@ type Options struct {
 	Cwd    string              // the project directory for project-scoped entries; "" = the working directory
 }
 
-// FlagSet is doctor's flag set, bound to o.
-func FlagSet(o *Options) *flag.FlagSet {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+// BindFlags declares doctor's flags on fs, bound to o.
+func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.BoolVar(&o.JSON, "json", false, "print the checks as JSON")
 	fs.StringVar(&o.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	return fs
 }
 
 // Main runs the checks and prints them: exit 0 when all pass, 1 otherwise, 2 on bad settings.

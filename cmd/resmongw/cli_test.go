@@ -58,6 +58,13 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"serve", "--request-timeout", "soon"}, "request-timeout"},
 		{[]string{"serve", "--retry-wait", "-1s"}, "--retry-wait must not be negative"},
 		{[]string{"tools", "--reads", "--writes"}, "Usage"},
+		{[]string{"tools", "extra"}, `"extra"`},
+		{[]string{"config", "cursor", "codex"}, "accepts 1 arg"},
+		{[]string{"config", "cursor", "--token", "x"}, "unknown flag: --token"}, // no flag takes a token
+		{[]string{"dev", "backend", "--bogus"}, "--bogus"},
+		{[]string{"dev", "backend", "extra"}, `"extra"`},
+		{[]string{"stop", "extra"}, `"extra"`},
+		{[]string{"install", "--no-start=maybe"}, "--no-start"},
 		{nil, "Usage:"},
 	} {
 		code, out, errOut := runCLI(c.args...)

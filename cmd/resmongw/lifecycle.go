@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/resmongw/resmongw/daemonctl"
 	"github.com/resmongw/resmongw/packaging"
@@ -31,16 +32,16 @@ const (
 // service is installed.
 func lifecycleCmd(verb, short string, stdout, stderr io.Writer) *cobra.Command {
 	var socket string
-	cmd := withGoFlags(&cobra.Command{
+	var o packaging.ServiceOptions
+	return withFlags(&cobra.Command{
 		Use: verb, Short: short, GroupID: "manage", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dry, _ := cmd.Flags().GetBool("dry-run")
+		RunE: func(*cobra.Command, []string) error {
 			l, err := newLifecycle(socket, stdout, stderr)
 			if err != nil {
 				fmt.Fprintf(stderr, "resmongw %s: %v\n", verb, err)
 				return exitCode(2)
 			}
-			if dry {
+			if o.DryRun {
 				return done(l.dryRun(verb))
 			}
 			switch verb {
@@ -52,9 +53,10 @@ func lifecycleCmd(verb, short string, stdout, stderr io.Writer) *cobra.Command {
 				return done(l.restart())
 			}
 		},
-	}, packaging.ServiceFlagSet(verb))
-	cmd.Flags().StringVar(&socket, "socket", "", "the daemon's socket (default: $"+paths.SocketEnv+" or the per-user default)")
-	return cmd
+	}, func(fs *pflag.FlagSet) {
+		packaging.BindServiceFlags(fs, verb, &o)
+		fs.StringVar(&socket, "socket", "", "the daemon's socket (default: $"+paths.SocketEnv+" or the per-user default)")
+	})
 }
 
 type lifecycle struct {
@@ -80,9 +82,9 @@ func (l *lifecycle) dryRun(verb string) int {
 	}
 	switch {
 	case l.service && verb != "stop":
-		return packaging.ServiceMain("start", []string{"--dry-run"}, l.stdout, l.stderr)
+		return packaging.ServiceMain("start", packaging.ServiceOptions{DryRun: true}, l.stdout, l.stderr)
 	case l.service:
-		return packaging.ServiceMain("stop", []string{"--dry-run"}, l.stdout, l.stderr)
+		return packaging.ServiceMain("stop", packaging.ServiceOptions{DryRun: true}, l.stdout, l.stderr)
 	case verb != "stop":
 		fmt.Fprintf(l.stdout, "would start 'resmongw serve --socket %s' in the background\n", l.socket)
 	}
@@ -112,7 +114,7 @@ func (l *lifecycle) stop() int {
 		return code
 	}
 	if l.service {
-		return packaging.ServiceMain("stop", nil, l.stdout, l.stderr)
+		return packaging.ServiceMain("stop", packaging.ServiceOptions{}, l.stdout, l.stderr)
 	}
 	if !ran {
 		fmt.Fprintf(l.stdout, "resmongw is not running (no daemon at %s); nothing to stop.\n", l.socket)
@@ -146,7 +148,7 @@ func (l *lifecycle) start() int {
 // does), and waits until it serves.
 func (l *lifecycle) startNew(idle time.Duration) int {
 	if l.service {
-		if code := packaging.ServiceMain("start", nil, l.stdout, l.stderr); code != 0 {
+		if code := packaging.ServiceMain("start", packaging.ServiceOptions{}, l.stdout, l.stderr); code != 0 {
 			return code
 		}
 	} else if _, err := shim.StartDaemon(l.socket, idle); err != nil {
@@ -172,17 +174,16 @@ func (l *lifecycle) startNew(idle time.Duration) int {
 // unit goes in first, then that daemon is asked to restart (its sessions reconnect, through
 // the service now), then the service starts.
 func installCmd(stdout, stderr io.Writer) *cobra.Command {
-	return withGoFlags(&cobra.Command{
+	var o packaging.ServiceOptions
+	return withFlags(&cobra.Command{
 		Use: "install", Short: "install and start the per-user service (systemd user unit / launchd agent)",
 		GroupID: "manage", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dry, _ := cmd.Flags().GetBool("dry-run")
-			noStart, _ := cmd.Flags().GetBool("no-start")
+		RunE: func(*cobra.Command, []string) error {
 			socket, err := paths.DefaultSocket(os.Getenv)
-			if dry || noStart || err != nil || sessionwire.LockHolder(socket) == 0 {
-				return done(packaging.ServiceMain("install", passArgs(cmd, args), stdout, stderr))
+			if o.DryRun || o.NoStart || err != nil || sessionwire.LockHolder(socket) == 0 {
+				return done(packaging.ServiceMain("install", o, stdout, stderr))
 			}
-			if code := packaging.ServiceMain("install", []string{"--no-start"}, stdout, stderr); code != 0 {
+			if code := packaging.ServiceMain("install", packaging.ServiceOptions{NoStart: true}, stdout, stderr); code != 0 {
 				return exitCode(code)
 			}
 			l := &lifecycle{socket: socket, service: true, stdout: stdout, stderr: stderr}
@@ -191,5 +192,5 @@ func installCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			return done(l.startNew(0))
 		},
-	}, packaging.ServiceFlagSet("install"))
+	}, func(fs *pflag.FlagSet) { packaging.BindServiceFlags(fs, "install", &o) })
 }
