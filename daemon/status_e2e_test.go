@@ -219,10 +219,5 @@ func TestStatusWarnsOfAPrivateDaemonAndExplainsAResmonThatNeverRan(t *testing.T)
 	if out, _ := w.runStatus(ctx, []string{"RESMON_STATE_DIR=" + never}, "--json"); strings.Contains(out, "WARNING") {
 		t.Errorf("--json carries a human warning:\n%s", out)
 	}
-	// Asked at the default socket (RESMONGW_TEST_ROOT moves it under the world), no warning.
-	root := filepath.Join(w.Home, "root")
-	out, _ = w.runStatus(ctx, []string{"RESMONGW_SOCKET=", "RESMONGW_TEST_ROOT=" + root})
-	if strings.Contains(out, "private daemon") {
-		t.Errorf("the default socket is called private:\n%s", out)
-	}
+	// Asked at the default socket, no warning: daemonctl's TestPrivateDaemonNoteOnlyOffTheDefault.
 }

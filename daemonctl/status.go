@@ -95,7 +95,7 @@ func StatusMain(o StatusOptions, stdout, stderr io.Writer) int {
 // ($XDG_RUNTIME_DIR, $HOME, $XDG_STATE_HOME). A lock file held by a live `serve` is a daemon.
 func otherDaemons(socket string, getenv func(string) string) []statusdoc.OtherDaemon {
 	var cands []string
-	if p, err := paths.DefaultSocket(getenv); err == nil {
+	if p, err := paths.DefaultSocket(); err == nil {
 		cands = append(cands, p)
 	}
 	if p := getenv(paths.SocketEnv); p != "" {

@@ -17,7 +17,7 @@ import (
 // and harnesses, whose entries set no RESMONGW_SOCKET, reach the default daemon instead, so
 // what status shows is not what they get.
 func privateDaemonNote(w io.Writer, socket, flag string, getenv func(string) string) {
-	def, err := paths.DefaultSocket(getenv)
+	def, err := paths.DefaultSocket()
 	if err != nil || filepath.Clean(def) == filepath.Clean(socket) {
 		return
 	}

@@ -68,3 +68,28 @@ func TestStatusFormsShowTokenPresenceAndIdleTargets(t *testing.T) {
 		t.Errorf("short status:\n%s", short.String())
 	}
 }
+
+// status warns of a private daemon only when it was pointed away from the per-user default,
+// and says how it was.
+func TestPrivateDaemonNoteOnlyOffTheDefault(t *testing.T) {
+	def, err := paths.DefaultSocket()
+	if err != nil {
+		t.Skip(err)
+	}
+	other := filepath.Join(t.TempDir(), "mcp.sock")
+	getenv := func(string) string { return "" }
+	for _, c := range []struct {
+		socket, flag, want string
+	}{
+		{def, "", ""},
+		{def, def, ""},
+		{other, "", "RESMONGW_SOCKET is set"},
+		{other, other, "--socket names a socket"},
+	} {
+		var out strings.Builder
+		privateDaemonNote(&out, c.socket, c.flag, getenv)
+		if c.want == "" && out.Len() > 0 || !strings.Contains(out.String(), c.want) {
+			t.Errorf("socket %s, --socket %q: %q, want %q", c.socket, c.flag, out.String(), c.want)
+		}
+	}
+}

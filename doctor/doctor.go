@@ -181,7 +181,7 @@ func checkSocketDir(socket string, getenv func(string) string) Check {
 	}
 	// Tightening a directory is safe only when it is resmongw's own (the default's); any other
 	// may be shared (/tmp), so the fix moves the socket to a private place instead.
-	def, _ := paths.DefaultSocket(getenv)
+	def, _ := paths.DefaultSocket()
 	if fault == sessionwire.DirWritableByOthers && filepath.Dir(def) == dir {
 		c.Fix = "chmod 700 " + shellQuote(dir)
 	} else if getenv(paths.SocketEnv) != "" {

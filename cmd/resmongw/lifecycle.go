@@ -179,7 +179,7 @@ func installCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use: "install", Short: "install and start the per-user service (systemd user unit / launchd agent)",
 		GroupID: "manage", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			socket, err := paths.DefaultSocket(os.Getenv)
+			socket, err := paths.DefaultSocket()
 			if o.DryRun || o.NoStart || err != nil || sessionwire.LockHolder(socket) == 0 {
 				return done(packaging.ServiceMain("install", o, stdout, stderr))
 			}
