@@ -308,15 +308,6 @@ func (w *world) Env(extra ...string) []string {
 	return append(append(env, w.serviceEnv...), extra...)
 }
 
-func envValue(env []string, key string) string {
-	for _, kv := range slices.Backward(env) {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
-}
-
 func (w *world) systemctlCalls() string { return w.fakeService.Calls() }
 
 // daemonArgs is pid's argv.
