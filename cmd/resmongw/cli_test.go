@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/resmongw/resmongw/paths"
 )
 
 // runCLI runs the command line with buffers: nothing reaches the terminal.
@@ -79,5 +83,21 @@ func TestVersion(t *testing.T) {
 		if code, out, _ := runCLI(args...); code != 0 || !strings.HasPrefix(out, "resmongw ") {
 			t.Errorf("%v: exit %d, %q", args, code, out)
 		}
+	}
+}
+
+// The tests of a package that runs the binary see a private, empty /run/user
+// (testkit.MainWithBinary), so a test that forgets its socket gets a throw-away default and
+// never starts a daemon on the real user's.
+func TestTheTestsDefaultSocketIsPrivate(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("without root the tests get no private /run/user")
+	}
+	def, err := paths.DefaultSocket()
+	if want := "/run/user/" + strconv.Itoa(os.Getuid()) + "/resmongw/mcp.sock"; err != nil || def != want {
+		t.Fatalf("the tests' default socket is %q (%v), want %s in their private /run/user", def, err, want)
+	}
+	if _, err := os.Stat("/run/user/.resmongw-tests"); err != nil {
+		t.Fatalf("/run/user is not the tests' own: %v", err)
 	}
 }

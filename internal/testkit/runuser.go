@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -100,3 +101,35 @@ var runUserCommand = sync.OnceValues(func() ([]string, error) {
 	}
 	return cmd, nil
 })
+
+// privateRunUserMark is the file that says this process already sees the private /run/user
+// MainWithBinary gives a package's tests; the real /run/user never holds it.
+const privateRunUserMark = "/run/user/.resmongw-tests"
+
+// withPrivateRunUser runs this test binary again, same pid, arguments and environment, with
+// an empty private /run/user of its own (a tmpfs in a mount namespace, holding only our uid's
+// runtime directory), unless it already has one. Every process a test starts inherits it, so a
+// test that forgets its socket (RESMONGW_SOCKET, --socket or RunUser.Wrap) gets this
+// throw-away default instead of the real user's per-user socket: no test can start a daemon
+// there. Where mount namespaces are not available (not root) it does nothing, and the tests
+// that need the default skip (NewRunUser).
+func withPrivateRunUser() {
+	if _, err := os.Stat(privateRunUserMark); err == nil {
+		return
+	}
+	prefix, err := runUserCommand()
+	if err != nil {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	uid := strconv.Itoa(os.Getuid())
+	argv := []string{prefix[0], "--mount", "--propagation", "private", "/bin/sh", "-c",
+		"mount -t tmpfs -o mode=0755,size=1m resmongw-tests /run/user && mkdir -m 0700 /run/user/" + uid +
+			" && : >" + privateRunUserMark + ` && exec "$@"`, "sh", exe}
+	err = syscall.Exec(prefix[0], append(argv, os.Args[1:]...), os.Environ())
+	fmt.Fprintf(os.Stderr, "testkit: running the tests with a private /run/user: %v\n", err)
+	os.Exit(2)
+}
