@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // BudgetBytes is the size above which a tool's default answer needs a reason (issue 7).
@@ -59,7 +59,7 @@ func MeasureToolSizes(ctx context.Context, dir string) ([]ToolSize, error) {
 		}
 		out = append(out, row)
 	}
-	for _, t := range proxy.Tools {
+	for _, t := range tools.Tools {
 		if t.RequiresConfirmation {
 			continue
 		}
@@ -71,7 +71,7 @@ func MeasureToolSizes(ctx context.Context, dir string) ([]ToolSize, error) {
 		}
 		call(t.Name, ids.argsFor(t.Name))
 	}
-	for _, t := range proxy.Tools {
+	for _, t := range tools.Tools {
 		if t.RequiresConfirmation {
 			call(t.Name, ids.argsFor(t.Name))
 		}
@@ -188,7 +188,7 @@ func corpusIDs(ctx context.Context, s *Session) (ids, error) {
 }
 
 // enumOf returns a tool's enum values for prop, sorted.
-func enumOf(t proxy.Tool, prop string) []string {
+func enumOf(t tools.Tool, prop string) []string {
 	props, _ := t.InputSchema["properties"].(map[string]any)
 	p, _ := props[prop].(map[string]any)
 	var out []string

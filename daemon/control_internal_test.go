@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/sessionwire"
 )
 
@@ -54,8 +54,8 @@ func TestShutdownBoundFollowsTheRequestTimeout(t *testing.T) {
 	if def <= drainBound(nil) || def < time.Minute {
 		t.Errorf("default shutdown bound %v: want more than the drain bound %v and than the CLI's minute", def, drainBound(nil))
 	}
-	slow := shutdownBound(&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: 5 * time.Minute}})
-	if slow-def != 2*(5*time.Minute-proxy.DefaultRequestTimeout) {
+	slow := shutdownBound(&backend.UpstreamOptions{Client: &backend.ClientOptions{RequestTimeout: 5 * time.Minute}})
+	if slow-def != 2*(5*time.Minute-backend.DefaultRequestTimeout) {
 		t.Errorf("shutdown bound with a 5m request timeout %v, default %v: want twice the timeout's difference more", slow, def)
 	}
 }

@@ -16,9 +16,11 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resmongw/resmongw/activity"
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/discovery"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // Bounds.
@@ -57,10 +59,10 @@ type daemon struct {
 	targets *targets
 	// upstream configures every target's backend client (the request timeout); nil means
 	// the defaults.
-	upstream *proxy.UpstreamOptions
+	upstream *backend.UpstreamOptions
 	// confirm is how writes are confirmed: the key of the states this process signs, the
 	// timeout, the states still open (proxy/confirm.go); in memory only.
-	confirm *proxy.Confirmations
+	confirm *mcpserver.Confirmations
 
 	ctx context.Context // lives until shutdown; parent of watchers and sessions
 
@@ -139,11 +141,11 @@ func (d *daemon) newTarget(key string, env discovery.Target) *target {
 		// The watcher keeps re-checking on its own; the tools report backend_unavailable.
 		d.log.Warn("watcher start", zap.String("target", key), zap.Error(err))
 	}
-	t.upstream = proxy.NewUpstream(t.watcher, d.upstream)
-	t.server = proxy.NewServer(t.upstream, &proxy.ServerOptions{
-		Tools:  proxy.Tools,
+	t.upstream = backend.NewUpstream(t.watcher, d.upstream)
+	t.server = mcpserver.NewServer(t.upstream, &mcpserver.ServerOptions{
+		Tools:  tools.Tools,
 		Logger: d.sdkLog,
-		OnCall: func(ctx context.Context, r proxy.CallRecord) { d.recordCall(ctx, t, r) },
+		OnCall: func(ctx context.Context, r mcpserver.CallRecord) { d.recordCall(ctx, t, r) },
 	})
 	d.log.Info("target opened", zap.String("target", key),
 		zap.String("state_dir", t.watcher.Current().Resolved.StateDir))
@@ -152,7 +154,7 @@ func (d *daemon) newTarget(key string, env discovery.Target) *target {
 
 // recordCall keeps stats, the activity record and a log line of one tool call: never its
 // arguments, never the token.
-func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) {
+func (d *daemon) recordCall(ctx context.Context, t *target, r mcpserver.CallRecord) {
 	now := time.Now()
 	t.stats.record(r.Tool, r.Code, r.Info.RuntimeID, r.Duration, now)
 	var sid uint64
@@ -388,7 +390,7 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { d.targets.release(t) }) }
 	defer release()
-	policy, err := proxy.ParseWritePolicy(pre.Writes)
+	policy, err := mcpserver.ParseWritePolicy(pre.Writes)
 	if err != nil {
 		// Never a session under a policy we did not understand: the shim says why and exits.
 		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
@@ -413,8 +415,8 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
 		return
 	}
-	ctx := proxy.WithMaxOutput(proxy.WithWriteSession(context.WithValue(d.ctx, sessionKey{}, s), writes), pre.MaxOutput)
-	ss, err := t.server.Connect(ctx, proxy.WrapTransport(lt, proxy.Tools), nil)
+	ctx := mcpserver.WithMaxOutput(mcpserver.WithWriteSession(context.WithValue(d.ctx, sessionKey{}, s), writes), pre.MaxOutput)
+	ss, err := t.server.Connect(ctx, mcpserver.WrapTransport(lt, tools.Tools), nil)
 	if err != nil {
 		d.log.Warn("session connect", zap.Error(err))
 		return
@@ -516,7 +518,7 @@ func (d *daemon) shutdown(mode stopMode) {
 
 // shutdownBound is the longest shutdown can take with upstream options o: the drain, the
 // sessions' close, the handlers' exit (the three waits above).
-func shutdownBound(o *proxy.UpstreamOptions) time.Duration {
+func shutdownBound(o *backend.UpstreamOptions) time.Duration {
 	return drainBound(o) + 2*closeSessions + forceWait
 }
 

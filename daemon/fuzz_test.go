@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/sessionwire"
 	"go.uber.org/zap"
 )
@@ -21,7 +21,7 @@ import (
 // the fuzz input run their handlers without a backend.
 type okAPI struct{}
 
-func (okAPI) Call(context.Context, *proxy.Request) (any, error) {
+func (okAPI) Call(context.Context, *backend.Request) (any, error) {
 	return map[string]any{"status": "ok", "version": "2.3.0"}, nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 )
 
 // latencyWindow is how many recent calls per tool the percentiles are computed over: a fixed
@@ -43,7 +43,7 @@ func (s *callStats) record(tool, code, runtimeID string, d time.Duration, at tim
 	defer s.mu.Unlock()
 	t := s.tools[tool]
 	if t == nil && len(s.tools) >= maxTrackedTools {
-		tool = proxy.UnknownTool
+		tool = mcpserver.UnknownTool
 		t = s.tools[tool]
 	}
 	if t == nil {

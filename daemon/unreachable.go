@@ -5,8 +5,10 @@ import (
 	"context"
 	"net"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/backend"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // ServeUnreachable serves one shim session on c when no daemon can be reached; the shim runs
@@ -24,26 +26,26 @@ func ServeUnreachable(c *net.UnixConn, why func() error) {
 		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
 		return
 	}
-	policy, err := proxy.ParseWritePolicy(pre.Writes)
+	policy, err := mcpserver.ParseWritePolicy(pre.Writes)
 	if err != nil {
 		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
 		return
 	}
 	ctx := context.Background()
-	if policy == proxy.WritesOff {
+	if policy == mcpserver.WritesOff {
 		// As on a daemon (serveMCP): the writes are not listed and a call of one is refused.
 		// Under the other policies nobody is asked: no write can be sent, so there is nothing
 		// to confirm.
-		writes := proxy.NewConfirmations(proxy.DefaultConfirmTimeout).Session(policy)
+		writes := mcpserver.NewConfirmations(mcpserver.DefaultConfirmTimeout).Session(policy)
 		defer writes.Close()
-		ctx = proxy.WithWriteSession(ctx, writes)
+		ctx = mcpserver.WithWriteSession(ctx, writes)
 	}
-	srv := proxy.NewServer(proxy.Unreachable(why), &proxy.ServerOptions{Tools: proxy.Tools})
+	srv := mcpserver.NewServer(backend.Unreachable(why), &mcpserver.ServerOptions{Tools: tools.Tools})
 	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
 		return
 	}
 	lt := &lineTransport{c: c, br: br, goodbye: pre.Session >= 1}
-	ss, err := srv.Connect(proxy.WithMaxOutput(ctx, pre.MaxOutput), proxy.WrapTransport(lt, proxy.Tools), nil)
+	ss, err := srv.Connect(mcpserver.WithMaxOutput(ctx, pre.MaxOutput), mcpserver.WrapTransport(lt, tools.Tools), nil)
 	if err != nil {
 		return
 	}

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // A full run through every tool, a restart, a stale token, status, and a harness config
@@ -29,7 +30,7 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 	ctx := testkit.Context(t, 120*time.Second)
 	s := w.connect(ctx, simEnv(sim)...) // autostarted daemon
 
-	for _, tool := range proxy.Tools {
+	for _, tool := range tools.Tools {
 		// Arguments good enough for most tools; what matters is that each one runs. Each tool
 		// gets those its schema declares (an unknown argument is refused before anything runs).
 		all := map[string]any{"query": "graph", "routine_id": 1, "exec_id": 1, "doc_id": 1, "profile_id": 1,
@@ -97,7 +98,7 @@ func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
 	for _, key := range []string{"openai_api_key", "smtp_password", "API_TOKEN", "client_secret", "github_credential", "authHeader"} {
 		sim.ResetRequests()
 		r := s.call(ctx, "update_settings", map[string]any{"group": "ai", "settings": map[string]any{key: "x", "temperature": 0.2}})
-		if r.code() != proxy.CodeInvalidArgument {
+		if r.code() != backend.CodeInvalidArgument {
 			t.Fatalf("%s: %v %v", key, r.code(), r.payload)
 		}
 		if n := len(toolRequests(sim)); n != 0 {

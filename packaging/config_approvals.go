@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // toolApprovals is the confirmation model resmongw config writes into a harness's own
@@ -24,7 +24,7 @@ type toolApprovals struct {
 
 // approvalsFromToolTable reads the split from the one tool table.
 func approvalsFromToolTable(policy string) *toolApprovals {
-	return &toolApprovals{reads: proxy.ReadTools(), writes: proxy.WriteTools(), policy: policy}
+	return &toolApprovals{reads: tools.ReadTools(), writes: tools.WriteTools(), policy: policy}
 }
 
 // Write policies as `resmongw stdio --writes` spells them.
@@ -132,7 +132,7 @@ func (a *toolApprovals) codexModes() [][2]string {
 // tool under some policy, which config then changes without --force: a write's "approve" or
 // "prompt".
 func codexMigrates(tool, have string) bool {
-	return slices.Contains(proxy.WriteTools(), tool) && (have == codexApprove || have == codexPrompt)
+	return slices.Contains(tools.WriteTools(), tool) && (have == codexApprove || have == codexPrompt)
 }
 
 // entryForOtherWrites reports whether the JSON entry already there (cur) is want but for its
@@ -203,7 +203,7 @@ func (a *toolApprovals) desktopNote() string {
 
 // codexModeWhy says why a tool's approval_mode should be want, for a conflict.
 func codexModeWhy(tool, want string) string {
-	if slices.Contains(proxy.WriteTools(), tool) {
+	if slices.Contains(tools.WriteTools(), tool) {
 		return fmt.Sprintf("%s is a write: its approval_mode follows the entry's --writes (here %q)", tool, want)
 	}
 	return tool + " is a read: resmon's tool table pre-approves it (approval_mode = \"approve\")"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // The approval split is the tool table's: every read pre-approved; the writes' modes follow
@@ -28,15 +28,15 @@ func TestApprovalsFollowTheToolTable(t *testing.T) {
 			}
 		}
 		modes := a.codexModes()
-		want := len(proxy.Tools)
+		want := len(tools.Tools)
 		if writeMode == "" {
-			want = len(proxy.ReadTools())
+			want = len(tools.ReadTools())
 		}
 		if len(modes) != want {
 			t.Fatalf("%s: %d codex modes, want %d", policy, len(modes), want)
 		}
 		for _, m := range modes {
-			tool, _ := proxy.ToolByName(m[0])
+			tool, _ := tools.ToolByName(m[0])
 			if want := map[bool]string{false: codexApprove, true: writeMode}[tool.RequiresConfirmation]; m[1] != want {
 				t.Errorf("%s: %s: approval_mode %q, want %q", policy, m[0], m[1], want)
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/tools"
 )
 
 func runTools(t *testing.T, args ...string) (int, string, string) {
@@ -25,10 +25,10 @@ func TestToolsPrintsEveryToolOnceWithItsAccess(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != len(proxy.Tools)+1 || !strings.HasPrefix(lines[0], "TOOL") {
-		t.Fatalf("want a header and %d rows, got:\n%s", len(proxy.Tools), out)
+	if len(lines) != len(tools.Tools)+1 || !strings.HasPrefix(lines[0], "TOOL") {
+		t.Fatalf("want a header and %d rows, got:\n%s", len(tools.Tools), out)
 	}
-	for i, tool := range proxy.Tools {
+	for i, tool := range tools.Tools {
 		f := strings.Fields(lines[i+1])
 		want := "read"
 		if tool.RequiresConfirmation {
@@ -46,8 +46,8 @@ func TestToolsJSONGivesTheReadAndWriteLists(t *testing.T) {
 		flag string
 		want []string
 	}{
-		{"--reads", proxy.ReadTools()},
-		{"--writes", proxy.WriteTools()},
+		{"--reads", tools.ReadTools()},
+		{"--writes", tools.WriteTools()},
 	} {
 		code, out, errOut := runTools(t, tc.flag, "--json")
 		if code != 0 {
@@ -71,15 +71,15 @@ func TestToolsJSONGivesTheReadAndWriteLists(t *testing.T) {
 			t.Errorf("%s --json names = %v, want %v", tc.flag, names, tc.want)
 		}
 	}
-	if len(proxy.ReadTools()) != 18 || len(proxy.WriteTools()) != 7 {
-		t.Errorf("the table has %d reads and %d writes, want 18 and 7", len(proxy.ReadTools()), len(proxy.WriteTools()))
+	if len(tools.ReadTools()) != 18 || len(tools.WriteTools()) != 7 {
+		t.Errorf("the table has %d reads and %d writes, want 18 and 7", len(tools.ReadTools()), len(tools.WriteTools()))
 	}
 }
 
 // The table's layout, byte for byte, on a table of our own (the real summaries belong to the
 // tool rows and may be reworded).
 func TestToolsTableLayout(t *testing.T) {
-	tools := []proxy.Tool{
+	tools := []tools.Tool{
 		{Name: "health", Description: "Whether it runs. Pass an id to pin it."},
 		{Name: "update_settings", Summary: "Change settings in one group.", Description: "Long text. More.", RequiresConfirmation: true},
 	}
