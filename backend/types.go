@@ -1,4 +1,5 @@
-// Package proxy is the resmon tool surface: the backend HTTP client, the error model and the 25 tools of contract v2.3.
+// Package backend is the verified HTTP client to resmon (token, identity, retries across
+// generations) and the contract's error model, down to whether a failed request was sent.
 package backend
 
 import (

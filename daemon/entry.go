@@ -40,17 +40,17 @@ type Config struct {
 	// new session is refused with the reason.
 	MaxTargets int
 	// RequestTimeout bounds one backend request; 0 = $RESMONGW_REQUEST_TIMEOUT, else the
-	// proxy's default.
+	// backend client's default.
 	RequestTimeout time.Duration
 	// RetryWait bounds how long a read whose backend went away waits for a new one before it
-	// answers backend_unavailable; 0 = the proxy's default.
+	// answers backend_unavailable; 0 = the backend client's default.
 	RetryWait time.Duration
 	// ExitWhenIdle, when positive, makes the daemon exit after that long with no session: an
 	// autostarted daemon must not outlive its harnesses for ever. The service-managed daemon
 	// leaves it 0 and stays.
 	ExitWhenIdle time.Duration
 	// ConfirmTimeout bounds how long a write's confirmation waits for the person (0: the
-	// proxy's default); no answer within it sends nothing.
+	// backend client's default); no answer within it sends nothing.
 	ConfirmTimeout time.Duration
 	// Getenv reads the daemon's own environment (defaults, profiling); nil = os.Getenv.
 	Getenv func(string) string

@@ -26,7 +26,7 @@ func (okAPI) Call(context.Context, *backend.Request) (any, error) {
 }
 
 // fuzzDaemon is newTestDaemon (a real accept loop: peer check, preamble, target registry,
-// line transport, the proxy's MCP server; a fake backend) serving on a private socket, with
+// line transport, the MCP server (mcpserver); a fake backend) serving on a private socket, with
 // its log discarded: an observed log would keep every line of every input in memory.
 func fuzzDaemon(f *testing.F) string {
 	socket, ln := testSocket(f)

@@ -13,8 +13,8 @@ import (
 // ring, so recording is O(1) and memory is bounded however long the daemon runs.
 const latencyWindow = 512
 
-// maxTrackedTools caps the per-tool entries of one target (each holds a 4 KiB ring). The proxy
-// already records every unknown name under proxy.UnknownTool; this is the second fence, should
+// maxTrackedTools caps the per-tool entries of one target (each holds a 4 KiB ring). The MCP server
+// already records every unknown name under mcpserver.UnknownTool; this is the second fence, should
 // a name ever come from anywhere else.
 const maxTrackedTools = 256
 

@@ -20,7 +20,7 @@ import (
 
 // The write policy across real processes: a go-sdk client launches `resmongw stdio
 // --writes=…`, the daemon (another process) asks through the shim, and the simulator says
-// whether resmon got the write. proxy/confirm_test.go covers every branch in process.
+// whether resmon got the write. mcpserver/confirm_test.go covers every branch in process.
 
 type confirmClient struct {
 	version string

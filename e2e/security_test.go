@@ -89,8 +89,8 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 }
 
 // update_settings refuses credential-shaped keys before it sends any request at all. (That
-// no excluded endpoint is reachable is proven by proxy's route-resolution test,
-// TestRoutesResolve in proxy/tools_routes_test.go.)
+// no excluded endpoint is reachable is proven by the tools' route-resolution test,
+// TestRoutesResolve in tools/routes_test.go.)
 func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
 	t.Parallel()
 	_, sim, ctx, s := servedSession(t)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/resmongw/resmongw/backend"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/resmongw/resmongw/tools"
 )
 
@@ -134,7 +135,7 @@ func cutList(t *tools.Tool, args map[string]any, payload any, b Budget, again re
 	if k < 0 {
 		return nil, tooLargeToSend(t.Name, encodedLen(payload), b)
 	}
-	if t.Paging.By == tools.PageCursor {
+	if t.Paging.By == toolfacts.PageCursor {
 		// Ask for the page that fits (at least one item: one too large to send is skipped,
 		// and the cursor must step past it). Re-asked at most a few times in case the
 		// corpus changed between the two answers.
@@ -195,11 +196,11 @@ func page(t *tools.Tool, args map[string]any, m map[string]any, items []any, k, 
 	}
 	note["why"] = why
 	switch t.Paging.By {
-	case tools.PageOffset:
+	case toolfacts.PageOffset:
 		next := tools.OffsetArg(args) + max(k, 1)
 		note["next_offset"] = next
 		note["how"] = "Call " + t.Name + " again with offset " + strconv.Itoa(next) + " and the same other arguments to continue."
-	case tools.PageCursor:
+	case toolfacts.PageCursor:
 		note["how"] = "Call " + t.Name + " again with cursor set to next_cursor and the same other arguments: the items left out come first."
 	default:
 		note["how"] = t.Name + " does not page: the items kept are the first in its order; ask with a smaller limit for fewer."

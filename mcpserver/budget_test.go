@@ -12,6 +12,7 @@ import (
 	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/backend/backendtest"
 	"github.com/resmongw/resmongw/resmonsim"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/resmongw/resmongw/tools"
 )
 
@@ -159,14 +160,14 @@ func walk(t *testing.T, cs *mcp.ClientSession, tool *tools.Tool, args map[string
 			cuts++
 		}
 		switch tool.Paging.By {
-		case tools.PageNone:
+		case toolfacts.PageNone:
 			return seen, cuts
-		case tools.PageCursor:
+		case toolfacts.PageCursor:
 			if m["has_more"] != true {
 				return seen, cuts
 			}
 			args = with(args, "cursor", m["next_cursor"])
-		case tools.PageOffset:
+		case toolfacts.PageOffset:
 			off, _ := args["offset"].(int)
 			next := off + len(items)
 			if cut {
@@ -232,7 +233,7 @@ func TestBudgetEveryListToolPagesToTheEndUnderASmallBudget(t *testing.T) {
 			if cuts == 0 {
 				t.Fatalf("%s: no answer was cut under %d bytes (%d items): the test proves nothing", tool.Name, budget, len(want))
 			}
-			if tool.Paging.By == tools.PageNone {
+			if tool.Paging.By == toolfacts.PageNone {
 				// No paging: the kept items are the first of the whole list.
 				if len(got) == 0 || len(got) >= len(want) || strings.Join(got, "\n") != strings.Join(want[:len(got)], "\n") {
 					t.Fatalf("%s: kept %d items, not a prefix of the %d", tool.Name, len(got), len(want))
@@ -370,7 +371,7 @@ func TestBudgetItemTooLargeAloneIsSkipped(t *testing.T) {
 	big := map[string]any{"id": 7, "title": strings.Repeat("x", 3*MinBudget)}
 	small := map[string]any{"id": 8, "title": "fits"}
 	b := Budget{Bytes: MinBudget, For: "this client"}
-	offsetTool := &tools.Tool{Name: "list_things", Paging: &tools.Paging{Items: "things", By: tools.PageOffset}}
+	offsetTool := &tools.Tool{Row: toolfacts.Row{Name: "list_things", Paging: &toolfacts.Paging{Items: "things", By: toolfacts.PageOffset}}}
 	out, terr := fitAnswer(offsetTool, map[string]any{"offset": json.Number("4")},
 		map[string]any{"things": []any{big, small}, "count": 2, "total": 10}, b, nil)
 	backendtest.WantNoErr(t, terr)
@@ -383,7 +384,7 @@ func TestBudgetItemTooLargeAloneIsSkipped(t *testing.T) {
 		t.Fatalf("offset: %d bytes", encodedLen(m))
 	}
 	// A cursor tool asks again for one item, to have the backend's cursor past it.
-	cursorTool := &tools.Tool{Name: "search_things", Paging: &tools.Paging{Items: "things", By: tools.PageCursor}}
+	cursorTool := &tools.Tool{Row: toolfacts.Row{Name: "search_things", Paging: &toolfacts.Paging{Items: "things", By: toolfacts.PageCursor}}}
 	var asked []map[string]any
 	again := func(args map[string]any) (any, *backend.ToolError) {
 		asked = append(asked, args)
@@ -403,7 +404,7 @@ func TestBudgetItemTooLargeAloneIsSkipped(t *testing.T) {
 
 // Answers of tools that return one record are never touched, whatever their size.
 func TestBudgetLeavesSingleRecordsAlone(t *testing.T) {
-	tool := &tools.Tool{Name: "get_thing"}
+	tool := &tools.Tool{Row: toolfacts.Row{Name: "get_thing"}}
 	big := map[string]any{"text": strings.Repeat("y", 3*MinBudget)}
 	out, terr := fitAnswer(tool, nil, big, Budget{Bytes: MinBudget}, nil)
 	backendtest.WantNoErr(t, terr)

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/backend/backendtest"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/resmongw/resmongw/tools"
 )
 
@@ -24,7 +25,7 @@ func (coreNopAPI) Call(context.Context, *backend.Request) (any, error) {
 // BenchmarkServerToolCall measures one tools/call through the MCP server and the wire wrapper
 // (SDK client → in-memory pipe → server → handler → API double), and reports p50/p99.
 func BenchmarkServerToolCall(b *testing.B) {
-	tools := []tools.Tool{{Name: "health", Description: "d", InputSchema: map[string]any{"type": "object"},
+	tools := []tools.Tool{{Row: toolfacts.Row{Name: "health", Description: "d", InputSchema: map[string]any{"type": "object"}},
 		Handler: func(ctx context.Context, api backend.API, args map[string]any) (any, error) {
 			return api.Call(ctx, &backend.Request{Method: "GET", Path: "/api/health"})
 		}}}

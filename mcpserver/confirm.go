@@ -491,7 +491,7 @@ func failedAsk(ctx context.Context, tool string, r *askRound) *mcp.CallToolResul
 func confirmForm(t *tools.Tool, args map[string]any) *mcp.ElicitParams {
 	return &mcp.ElicitParams{
 		Mode:    "form",
-		Message: scrub.String(confirmMessage(t.Name, args)),
+		Message: scrub.String(confirmMessage(t, args)),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -505,105 +505,12 @@ func confirmForm(t *tools.Tool, args map[string]any) *mcp.ElicitParams {
 	}
 }
 
-// confirmMessage says what the write will do, from its arguments; every value shown is cut
-// short, since the arguments are the model's to choose.
-func confirmMessage(tool string, a map[string]any) string {
-	var what string
-	switch tool {
-	case "run_sweep":
-		what = fmt.Sprintf("Search %s now for %s and store what they return", list(a["sources"]), quote(a["query"]))
-		if v, ok := a["max_results"]; ok {
-			what += fmt.Sprintf(" (at most %s results from each)", short(v))
-		}
-		if a["date_from"] != nil || a["date_to"] != nil {
-			what += fmt.Sprintf(", published %s to %s", orAny(a["date_from"], "any time"), orAny(a["date_to"], "now"))
-		}
-		what += ". This queries those sources and uses their quota"
-		if a["ai_enabled"] == true {
-			what += ", and summarises the results with your AI lane"
-		}
-	case "create_routine":
-		what = fmt.Sprintf("Create a routine named %s that searches %s", quote(a["name"]), list(a["sources"]))
-		if e, ok := a["entity"].(map[string]any); ok {
-			what += fmt.Sprintf(" for watch profile %s (%s)", short(e["profile_id"]), short(e["mode"]))
-		} else {
-			what += " for " + list(a["keywords"])
-		}
-		what += fmt.Sprintf(" on the schedule %s. It is created inactive: nothing runs until it is activated", quote(a["schedule"]))
-	case "create_watch_profile":
-		what = "Create a watch profile for " + quote(a["name"])
-		if o := a["orcid"]; o != nil {
-			what += " with ORCID " + short(o)
-		} else {
-			what += " without an ORCID (its matches will be name matches only)"
-		}
-	case "run_routine":
-		what = fmt.Sprintf("Run routine %s now, outside its schedule. This queries its sources and uses their quota", short(a["routine_id"]))
-	case "activate_routine":
-		what = fmt.Sprintf("Put routine %s on its schedule: from then on it runs by itself and uses its sources' quota", short(a["routine_id"]))
-	case "deactivate_routine":
-		what = fmt.Sprintf("Take routine %s off its schedule. It and everything it found are kept", short(a["routine_id"]))
-	case "update_settings":
-		var parts []string
-		if m, ok := a["settings"].(map[string]any); ok {
-			for _, k := range tools.SortedKeys(m) {
-				parts = append(parts, short(k)+" → "+quote(m[k]))
-			}
-		}
-		what = fmt.Sprintf("Change settings in the %s group: %s", quote(a["group"]), strings.Join(parts, ", "))
-	default:
-		what = "Run " + tool
+// confirmMessage says what the write will do, in its row's words (toolfacts.Row.Confirm);
+// every value shown is cut short, since the arguments are the model's to choose.
+func confirmMessage(t *tools.Tool, a map[string]any) string {
+	what := "Run " + t.Name
+	if t.Confirm != nil {
+		what = t.Confirm(a)
 	}
-	return "resmon: " + tool + "\n" + what + ".\nDo you want this to happen?"
-}
-
-const maxShown = 120
-
-// short renders one argument value for the form, cut to maxShown characters.
-func short(v any) string {
-	var s string
-	switch x := v.(type) {
-	case nil:
-		return "(none)"
-	case string:
-		s = x
-	default:
-		b, _ := json.Marshal(x)
-		s = string(b)
-	}
-	if r := []rune(s); len(r) > maxShown {
-		s = string(r[:maxShown]) + "…"
-	}
-	return s
-}
-
-func quote(v any) string {
-	if _, ok := v.(string); ok {
-		return "“" + short(v) + "”"
-	}
-	return short(v)
-}
-
-func orAny(v any, none string) string {
-	if v == nil {
-		return none
-	}
-	return short(v)
-}
-
-// list renders a list argument as "a, b and c" (cut short like any value).
-func list(v any) string {
-	items, ok := v.([]any)
-	if !ok || len(items) == 0 {
-		return short(v)
-	}
-	parts := make([]string, len(items))
-	for i, it := range items {
-		parts[i] = short(it)
-	}
-	s := strings.Join(parts, ", ")
-	if len(parts) > 1 {
-		s = strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-	}
-	return short(s)
+	return "resmon: " + t.Name + "\n" + what + ".\nDo you want this to happen?"
 }

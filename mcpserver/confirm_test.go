@@ -18,6 +18,7 @@ import (
 	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/backend/backendtest"
 	"github.com/resmongw/resmongw/resmonsim"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/resmongw/resmongw/tools"
 )
 
@@ -592,8 +593,8 @@ func TestConfirmPolicies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(list.Tools) != len(tools.ReadTools()) {
-				t.Fatalf("listed %d tools, want the %d reads", len(list.Tools), len(tools.ReadTools()))
+			if len(list.Tools) != len(toolfacts.ReadTools()) {
+				t.Fatalf("listed %d tools, want the %d reads", len(list.Tools), len(toolfacts.ReadTools()))
 			}
 			for _, tl := range list.Tools {
 				if row, _ := tools.ToolByName(tl.Name); row.RequiresConfirmation {
@@ -679,7 +680,8 @@ func TestConfirmMessages(t *testing.T) {
 		"deactivate_routine":   {map[string]any{"routine_id": json.Number("3")}, []string{"routine 3 off its schedule", "kept"}},
 		"update_settings":      {map[string]any{"group": "ai", "settings": map[string]any{"b": "2", "a": "1"}}, []string{"“ai” group: a → “1”, b → “2”"}},
 	} {
-		msg := confirmMessage(tool, c.args)
+		row, _ := tools.ToolByName(tool)
+		msg := confirmMessage(&row, c.args)
 		if !strings.Contains(msg, tool) {
 			t.Errorf("%s: %q does not name the tool", tool, msg)
 		}
@@ -689,10 +691,17 @@ func TestConfirmMessages(t *testing.T) {
 			}
 		}
 	}
-	if len(tools.WriteTools()) != 7 {
-		t.Fatalf("the table has %d writes; each needs its words here", len(tools.WriteTools()))
+	// Every write of the table has words of its own (its row's Confirm), never the bare
+	// "Run <tool>" a tool without them would get.
+	for i := range tools.Tools {
+		if tl := &tools.Tools[i]; tl.RequiresConfirmation {
+			if msg := confirmMessage(tl, tl.Example); strings.Contains(msg, "\nRun "+tl.Name+".\n") {
+				t.Errorf("%s: no words of its own: %q", tl.Name, msg)
+			}
+		}
 	}
-	long := confirmMessage("create_watch_profile", map[string]any{"name": strings.Repeat("x", 5000)})
+	profile, _ := tools.ToolByName("create_watch_profile")
+	long := confirmMessage(&profile, map[string]any{"name": strings.Repeat("x", 5000)})
 	if len(long) > 1000 {
 		t.Fatalf("a long argument was not cut short (%d bytes)", len(long))
 	}
@@ -715,9 +724,14 @@ func TestWriteAnnotationsSayWhatEachWriteDoes(t *testing.T) {
 			}
 			continue
 		}
+		// The hint is the row's decision; the decisions written out above are checked too,
+		// and a write added later is held to its own row.
 		d, ok := want[tl.Name]
-		if !ok || a.DestructiveHint == nil || *a.DestructiveHint != d || a.ReadOnlyHint {
-			t.Errorf("%s: %+v, want destructiveHint %v", tl.Name, a, d)
+		if ok && tl.Destructive != d {
+			t.Errorf("%s: Destructive %v, want %v", tl.Name, tl.Destructive, d)
+		}
+		if a.DestructiveHint == nil || *a.DestructiveHint != tl.Destructive || a.ReadOnlyHint {
+			t.Errorf("%s: %+v, want destructiveHint %v", tl.Name, a, tl.Destructive)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/resmongw/resmongw/backend"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/resmongw/resmongw/tools"
 )
 
@@ -22,7 +23,7 @@ import (
 // as the daemon serves it) replays each file: every client message is sent in turn, and each
 // one carrying an id is answered before the next is sent, so the order is the file's.
 //
-// After a deliberate change of the wire, `go test ./proxy -run TestWireConformance -update`
+// After a deliberate change of the wire, `go test ./mcpserver -run TestWireConformance -update`
 // rewrites the server sections from what the server now says; review the diff before
 // committing it.
 
@@ -35,15 +36,15 @@ func conformanceTools() []tools.Tool {
 	// arguments are refused).
 	obj := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}, "isError": map[string]any{"type": "boolean"}}}
 	return []tools.Tool{
-		{Name: "echo", Description: "Echoes its arguments.", InputSchema: obj,
+		{Row: toolfacts.Row{Name: "echo", Description: "Echoes its arguments.", InputSchema: obj},
 			Handler: func(_ context.Context, _ backend.API, args map[string]any) (any, error) {
 				return map[string]any{"args": args}, nil
 			}},
-		{Name: "fails", Description: "Fails with a plain error.", InputSchema: obj,
+		{Row: toolfacts.Row{Name: "fails", Description: "Fails with a plain error.", InputSchema: obj},
 			Handler: func(context.Context, backend.API, map[string]any) (any, error) {
 				return nil, errors.New("internal detail")
 			}},
-		{Name: "create_thing", Description: "A write.", InputSchema: obj, RequiresConfirmation: true,
+		{Row: toolfacts.Row{Name: "create_thing", Description: "A write.", InputSchema: obj, RequiresConfirmation: true},
 			Handler: func(context.Context, backend.API, map[string]any) (any, error) {
 				return map[string]any{"created": true}, nil
 			}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,7 +56,7 @@ func (a *cannedAPI) Call(context.Context, *backend.Request) (any, error) {
 }
 
 // FuzzToolArguments: any arguments object (wrong types, negative or huge limits, malformed
-// cursors and ids, unicode) given to any of the 25 tools gives a payload or a documented
+// cursors and ids, unicode) given to any tool of the table gives a payload or a documented
 // error, never a panic; arguments that are not an object, or that the tool's schema refuses,
 // are refused before any request.
 func FuzzToolArguments(f *testing.F) {
@@ -78,14 +79,6 @@ func FuzzToolArguments(f *testing.F) {
 			t.Fatalf("%s: arguments the schema refuses still sent %d request(s)", tool.Name, api.n)
 		}
 	})
-}
-
-// fuzzArgs satisfies the required arguments of most tools, so the fuzzed backend answer is
-// what the handler has to cope with.
-var fuzzArgs = map[string]any{
-	"query": "graph", "routine_id": json.Number("1"), "exec_id": json.Number("1"), "execution_id": json.Number("1"),
-	"doc_id": json.Number("1"), "profile_id": json.Number("1"), "mode": "keyword", "view": "overview",
-	"format": "bibtex", "name": "n", "keywords": []any{"x"}, "sources": []any{"arxiv"},
 }
 
 // FuzzBackendResponse: whatever a backend answers (any status, truncated or non-JSON bodies,
@@ -118,10 +111,7 @@ func FuzzBackendResponse(f *testing.F) {
 		}
 		ctype = ctypes[int(ct)%len(ctypes)]
 		body = answer
-		args := make(map[string]any, len(fuzzArgs))
-		for k, v := range fuzzArgs {
-			args[k] = v
-		}
+		args := maps.Clone(tool.Example) // accepted by the tool's schema, so the answer is what is fuzzed
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		v, err := tool.Run(ctx, client, args)

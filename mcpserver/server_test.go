@@ -18,6 +18,7 @@ import (
 	"github.com/resmongw/resmongw/backend/backendtest"
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/scrub"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/resmongw/resmongw/tools"
 )
 
@@ -29,37 +30,37 @@ func init() { scrub.Add(coreLeakToken) }
 func coreTools() []tools.Tool {
 	obj := map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}, "s": map[string]any{"type": "string"}}}
 	return []tools.Tool{
-		{Name: "zeta_echo", Description: "echoes", InputSchema: obj, Handler: func(ctx context.Context, api backend.API, args map[string]any) (any, error) {
+		{Row: toolfacts.Row{Name: "zeta_echo", Description: "echoes", InputSchema: obj}, Handler: func(ctx context.Context, api backend.API, args map[string]any) (any, error) {
 			types := map[string]string{}
 			for k, v := range args {
 				types[k] = fmt.Sprintf("%T", v)
 			}
 			return map[string]any{"args": args, "types": types}, nil
 		}},
-		{Name: "alpha_boom", Description: "panics", InputSchema: obj, Handler: func(_ context.Context, _ backend.API, args map[string]any) (any, error) {
+		{Row: toolfacts.Row{Name: "alpha_boom", Description: "panics", InputSchema: obj}, Handler: func(_ context.Context, _ backend.API, args map[string]any) (any, error) {
 			var none []int
 			return none[len(args)], nil // index out of range: a runtime panic
 		}},
-		{Name: "fails", Description: "plain error", InputSchema: obj, Handler: func(context.Context, backend.API, map[string]any) (any, error) {
+		{Row: toolfacts.Row{Name: "fails", Description: "plain error", InputSchema: obj}, Handler: func(context.Context, backend.API, map[string]any) (any, error) {
 			return nil, errors.New("secret internals at /home/x")
 		}},
-		{Name: "not_found", Description: "tool error", InputSchema: obj, Handler: func(context.Context, backend.API, map[string]any) (any, error) {
+		{Row: toolfacts.Row{Name: "not_found", Description: "tool error", InputSchema: obj}, Handler: func(context.Context, backend.API, map[string]any) (any, error) {
 			return nil, fmt.Errorf("wrapped: %w", backend.NewError(backend.CodeNotFound, "Routine not found", nil))
 		}},
-		{Name: "backend", Description: "calls the API", InputSchema: obj, Handler: func(ctx context.Context, api backend.API, _ map[string]any) (any, error) {
+		{Row: toolfacts.Row{Name: "backend", Description: "calls the API", InputSchema: obj}, Handler: func(ctx context.Context, api backend.API, _ map[string]any) (any, error) {
 			return api.Call(ctx, &backend.Request{Method: "GET", Path: "/api/health"})
 		}},
-		{Name: "leak", Description: "returns the token", InputSchema: obj, Handler: func(context.Context, backend.API, map[string]any) (any, error) {
+		{Row: toolfacts.Row{Name: "leak", Description: "returns the token", InputSchema: obj}, Handler: func(context.Context, backend.API, map[string]any) (any, error) {
 			return map[string]any{"echo": "x" + coreLeakToken + "y", "html": "<b>&</b>"}, nil
 		}},
-		{Name: "bibtex", Description: "returns a string", InputSchema: obj, Handler: func(context.Context, backend.API, map[string]any) (any, error) {
+		{Row: toolfacts.Row{Name: "bibtex", Description: "returns a string", InputSchema: obj}, Handler: func(context.Context, backend.API, map[string]any) (any, error) {
 			return "@article{a,\n title={T}}", nil
 		}},
-		{Name: "create_thing", Description: "a write", InputSchema: obj, RequiresConfirmation: true, Destructive: false, Idempotent: false, OpenWorld: true,
+		{Row: toolfacts.Row{Name: "create_thing", Description: "a write", InputSchema: obj, RequiresConfirmation: true, Destructive: false, Idempotent: false, OpenWorld: true},
 			Handler: func(context.Context, backend.API, map[string]any) (any, error) {
 				return map[string]any{"created": true}, nil
 			}},
-		{Name: "overwrite_thing", Description: "a destructive write", InputSchema: obj, RequiresConfirmation: true, Destructive: true, Idempotent: true,
+		{Row: toolfacts.Row{Name: "overwrite_thing", Description: "a destructive write", InputSchema: obj, RequiresConfirmation: true, Destructive: true, Idempotent: true},
 			Handler: func(context.Context, backend.API, map[string]any) (any, error) { return nil, nil }},
 	}
 }

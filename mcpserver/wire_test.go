@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/backend/backendtest"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/resmongw/resmongw/tools"
 )
 
@@ -69,7 +72,7 @@ func TestWireWithThePackageTable(t *testing.T) {
 		if err := json.Unmarshal(m["result"], &result); err != nil {
 			t.Fatal(err)
 		}
-		if got := tools.SortedKeys(result); len(got) != 1 || got[0] != "tools" {
+		if got := slices.Sorted(maps.Keys(result)); len(got) != 1 || got[0] != "tools" {
 			t.Errorf("%s: tools/list result keys %v, want only tools", version, got)
 		}
 	}
@@ -279,8 +282,8 @@ func TestWireDropsResponsesToCancelledRequests(t *testing.T) {
 func TestWireCancelledToolCallGetsNoResponse(t *testing.T) {
 	started := make(chan struct{}, 1)
 	returned := make(chan struct{}, 1)
-	tools := append(coreTools(), tools.Tool{Name: "wait_for_cancel", Description: "blocks until cancelled",
-		InputSchema: map[string]any{"type": "object"},
+	tools := append(coreTools(), tools.Tool{Row: toolfacts.Row{Name: "wait_for_cancel", Description: "blocks until cancelled",
+		InputSchema: map[string]any{"type": "object"}},
 		Handler: func(ctx context.Context, _ backend.API, _ map[string]any) (any, error) {
 			defer func() { returned <- struct{}{} }()
 			started <- struct{}{}

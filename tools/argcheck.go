@@ -53,7 +53,7 @@ func CheckArguments(tool string, schema map[string]any, args map[string]any) *ba
 	if terr := checkUnknown(tool, "", props, args); terr != nil {
 		return terr
 	}
-	for _, name := range SortedKeys(props) {
+	for _, name := range sortedKeys(props) {
 		v, ok := args[name]
 		if !ok || v == nil || v == "" && slices.Contains(required, name) {
 			continue // absent: the handler's required check speaks for it
@@ -130,7 +130,7 @@ func checkProperties(key, path string, prop map[string]any, m map[string]any) *b
 			return terr
 		}
 	}
-	for _, name := range SortedKeys(inner) {
+	for _, name := range sortedKeys(inner) {
 		iv, ok := m[name]
 		if !ok || iv == nil {
 			continue
@@ -354,11 +354,11 @@ var readWithoutSchema = map[string]bool{"search_corpus.offset": true}
 // naming the nearest declared one and every one there is; nothing has been sent. prefix is
 // "" at the top level, "entity." inside an object argument.
 func checkUnknown(key, prefix string, props map[string]any, args map[string]any) *backend.ToolError {
-	for _, name := range SortedKeys(args) {
+	for _, name := range sortedKeys(args) {
 		if _, ok := props[name]; ok || readWithoutSchema[key+"."+name] {
 			continue
 		}
-		known := SortedKeys(props)
+		known := sortedKeys(props)
 		msg := fmt.Sprintf("Unknown argument '%s%s'.", prefix, name)
 		detail := map[string]any{"argument": prefix + name, "known": known}
 		if near := nearest(name, known); near != "" {

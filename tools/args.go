@@ -7,12 +7,7 @@ import (
 	"strings"
 
 	"github.com/resmongw/resmongw/backend"
-)
-
-// Paging bounds shared by every list tool (contract: small pages by default).
-const (
-	listDefaultLimit = 25
-	listMaxLimit     = 100
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // Argument values arrive as decoded JSON, so a number may be float64, json.Number or (from Go
@@ -115,7 +110,7 @@ func limitArg(args map[string]any) int {
 	if n, ok, _ := optionalIntArg(args, "limit"); ok {
 		return int(n)
 	}
-	return listDefaultLimit
+	return toolfacts.DefaultLimit
 }
 
 // offsetArg is the page start: 0 when absent (the schema keeps it at 0 or more). An offset

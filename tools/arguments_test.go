@@ -54,9 +54,9 @@ var validEntity = map[string]any{"profile_id": json.Number("1"), "mode": "new_pa
 func wrongTypeCases() []argCase {
 	var cases []argCase
 	for _, tool := range Tools {
-		base := toolArgs[tool.Name]
+		base := example(tool.Name)
 		props := propertiesOf(tool.InputSchema)
-		for _, name := range SortedKeys(props) {
+		for _, name := range sortedKeys(props) {
 			prop := props[name].(map[string]any)
 			typ, _ := prop["type"].(string)
 			for _, kind := range wrongKinds(typ) {
@@ -70,7 +70,7 @@ func wrongTypeCases() []argCase {
 				}
 			}
 			inner := propertiesOf(prop)
-			for _, in := range SortedKeys(inner) {
+			for _, in := range sortedKeys(inner) {
 				ityp, _ := inner[in].(map[string]any)["type"].(string)
 				for _, kind := range wrongKinds(ityp) {
 					cases = append(cases, argCase{tool.Name, name + "." + in, ityp,
@@ -85,7 +85,7 @@ func wrongTypeCases() []argCase {
 // wrongKinds lists, in name order, the JSON kinds a property of schema type typ does not take.
 func wrongKinds(typ string) []string {
 	var out []string
-	for _, kind := range SortedKeys(jsonKinds) {
+	for _, kind := range sortedKeys(jsonKinds) {
 		if !admits(typ, kind) {
 			out = append(out, kind)
 		}
@@ -182,14 +182,14 @@ func TestIntegersOutsideTheBackendsRangeSaySo(t *testing.T) {
 			}
 			for _, v := range []any{json.Number("1e20"), json.Number("9223372036854775808"), json.Number("-1e30"), json.Number("1e400"), 1e20} {
 				api := newFakeAPI()
-				_, te := callTool(t, api, tool.Name, withArg(toolArgs[tool.Name], name, v))
+				_, te := callTool(t, api, tool.Name, withArg(example(tool.Name), name, v))
 				backendtest.WantErr(t, te, backend.CodeInvalidArgument, "'"+name+"' is outside what resmon can store")
 				if len(api.requests()) != 0 {
 					t.Errorf("%s %s=%v: request sent", tool.Name, name, v)
 				}
 			}
 			api := newFakeAPI()
-			_, te := callTool(t, api, tool.Name, withArg(toolArgs[tool.Name], name, json.Number("2.5")))
+			_, te := callTool(t, api, tool.Name, withArg(example(tool.Name), name, json.Number("2.5")))
 			backendtest.WantErr(t, te, backend.CodeInvalidArgument, "'"+name+"' must be a whole number, not 2.5.")
 		}
 	}
@@ -212,12 +212,12 @@ func TestIntegerBoundsComeFromTheSchema(t *testing.T) {
 					outside, word = b+1, "at most"
 				}
 				api := newFakeAPI()
-				_, te := callTool(t, api, tool.Name, withArg(toolArgs[tool.Name], name, outside))
+				_, te := callTool(t, api, tool.Name, withArg(example(tool.Name), name, outside))
 				backendtest.WantErr(t, te, backend.CodeInvalidArgument, fmt.Sprintf("'%s' must be %s %d (got %d).", name, word, b, outside))
 				if len(api.requests()) != 0 {
 					t.Errorf("%s %s=%d: request sent", tool.Name, name, outside)
 				}
-				if _, te := callTool(t, newFakeAPI(), tool.Name, withArg(toolArgs[tool.Name], name, b)); te != nil {
+				if _, te := callTool(t, newFakeAPI(), tool.Name, withArg(example(tool.Name), name, b)); te != nil {
 					t.Errorf("%s %s=%d (the bound itself) refused: %v", tool.Name, name, b, te)
 				}
 			}
@@ -238,10 +238,10 @@ func TestIntegerBoundsComeFromTheSchema(t *testing.T) {
 func TestEnumsAreTakenExactlyAsListed(t *testing.T) {
 	for _, tool := range Tools {
 		props := propertiesOf(tool.InputSchema)
-		for _, name := range SortedKeys(props) {
+		for _, name := range sortedKeys(props) {
 			allowed := schemaStrings(props[name].(map[string]any)["enum"])
 			for _, v := range allowed {
-				args := withArg(toolArgs[tool.Name], name, v)
+				args := withArg(example(tool.Name), name, v)
 				if tool.Name == "update_settings" {
 					args["settings"] = map[string]any{settingsProbeKey[v]: "x"}
 				}
@@ -251,7 +251,7 @@ func TestEnumsAreTakenExactlyAsListed(t *testing.T) {
 				}
 				for _, near := range []string{strings.ToUpper(v[:1]) + v[1:], " " + v, v + " "} {
 					api := newFakeAPI()
-					_, te := callTool(t, api, tool.Name, withArg(toolArgs[tool.Name], name, near))
+					_, te := callTool(t, api, tool.Name, withArg(example(tool.Name), name, near))
 					if te == nil || te.Code != backend.CodeInvalidArgument || te.Detail["argument"] != name || len(api.requests()) != 0 {
 						t.Errorf("%s %s=%q: got %v with %d requests, want a refusal", tool.Name, name, near, te, len(api.requests()))
 					}
@@ -270,7 +270,7 @@ func TestEnumsAreTakenExactlyAsListed(t *testing.T) {
 		{"export_references", "format", "docx", "Unknown format 'docx'. Use one of: bibtex, ris, csv, json."},
 		{"list_executions", "status", "complete", "Unknown status 'complete'. Use one of: running, completed, failed, cancelled, interrupted."},
 	} {
-		_, te := callTool(t, newFakeAPI(), c.tool, withArg(toolArgs[c.tool], c.arg, c.value))
+		_, te := callTool(t, newFakeAPI(), c.tool, withArg(example(c.tool), c.arg, c.value))
 		if te == nil || te.Message != c.want {
 			t.Errorf("%s %s=%q: got %v, want %q", c.tool, c.arg, c.value, te, c.want)
 		}
@@ -291,7 +291,7 @@ func TestRequiredArgumentsComeFromTheSchema(t *testing.T) {
 		sort.Strings(req)
 		for _, name := range req {
 			for _, absent := range []any{"missing", nil, ""} {
-				args := withArg(toolArgs[tool.Name], name, absent)
+				args := withArg(example(tool.Name), name, absent)
 				if absent == "missing" {
 					delete(args, name)
 				}

@@ -34,7 +34,7 @@ func TestRowsWithoutTheirFieldsAreUpstreamErrors(t *testing.T) {
 		{"find_similar", "/api/documents/1/similar", map[string]any{"neighbours": empty}},
 		{"get_watchdog_findings", "/api/watchdog", map[string]any{"findings": empty}},
 	} {
-		args := toolArgs[c.tool]
+		args := example(c.tool)
 		if c.tool == "export_references" {
 			args = map[string]any{"exec_id": 1, "format": "json"}
 		}
@@ -119,7 +119,7 @@ func TestRoutineAnswersSayOnlyWhatTheReplyShows(t *testing.T) {
 	api.override = func(r *backend.Request) (any, error, bool) {
 		return map[string]any{"summary": map[string]any{}}, nil, r.Path == "/api/routines/1/deliveries"
 	}
-	out, te := callTool(t, api, "get_routine", toolArgs["get_routine"])
+	out, te := callTool(t, api, "get_routine", example("get_routine"))
 	if te != nil {
 		t.Fatal(te)
 	}
@@ -138,7 +138,7 @@ func TestRoutineAnswersSayOnlyWhatTheReplyShows(t *testing.T) {
 		}
 		return nil, nil, false
 	}
-	out, te = callTool(t, api, "create_routine", toolArgs["create_routine"])
+	out, te = callTool(t, api, "create_routine", example("create_routine"))
 	if te != nil {
 		t.Fatal(te)
 	}

@@ -43,7 +43,7 @@ func TestMalformedSuccessRepliesAreUpstreamErrorsForEveryTool(t *testing.T) {
 			}
 			api := newFakeAPI()
 			api.override = func(*backend.Request) (any, error, bool) { return body, nil, true }
-			out, te := callTool(t, api, tool.Name, toolArgs[tool.Name])
+			out, te := callTool(t, api, tool.Name, example(tool.Name))
 			label := tool.Name + " given " + strings.TrimSpace(mustJSON(t, body))
 			if te == nil || te.Code != backend.CodeUpstreamError {
 				t.Errorf("%s: got %v / %s, want upstream_error", label, te, strings.TrimSpace(mustJSON(t, out)))
@@ -77,7 +77,7 @@ func TestMalformedLaterRepliesAreUpstreamErrors(t *testing.T) {
 	} {
 		api := newFakeAPI()
 		api.override = func(r *backend.Request) (any, error, bool) { return c.body, nil, r.Path == c.path }
-		_, te := callTool(t, api, c.tool, toolArgs[c.tool])
+		_, te := callTool(t, api, c.tool, example(c.tool))
 		if te == nil || te.Code != backend.CodeUpstreamError {
 			t.Errorf("%s with %s = %s: got %v, want upstream_error", c.tool, c.path, strings.TrimSpace(mustJSON(t, c.body)), te)
 		}
@@ -113,7 +113,7 @@ func TestListToolsRefuseMalformed200sFromTheBackend(t *testing.T) {
 		for _, f := range bodies {
 			f.PathPrefix, f.Count = l.prefix, 1
 			sim.SetFault(f)
-			out, te := callTool(t, api, l.tool, toolArgs[l.tool])
+			out, te := callTool(t, api, l.tool, example(l.tool))
 			sim.ClearFaults()
 			label := l.tool + " given " + f.Body
 			if f.EmptyBody {

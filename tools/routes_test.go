@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/resmongw/resmongw/resmonsim"
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // Every request a tool sends resolves to a route the backend really has, and none touches an
@@ -25,14 +26,14 @@ type routeCase struct {
 func routeCases() []routeCase {
 	var cases []routeCase
 	for _, tool := range Tools {
-		cases = append(cases, routeCase{tool.Name, toolArgs[tool.Name]})
+		cases = append(cases, routeCase{tool.Name, example(tool.Name)})
 	}
 	settingsKey := map[string]map[string]any{
 		"ai": {"ai_effort": "low"}, "assistant": {"assistant_effort": "high"}, "email": {"smtp_port": "465"},
 		"embeddings": {"embedding_model": "nomic"}, "cloud": {"cloud_provider": "gdrive"},
 		"storage": {"pdf_policy": "archive"}, "notifications": {"notify_manual": "false"},
 	}
-	for _, g := range settingsGroups {
+	for _, g := range toolfacts.SettingsGroups {
 		cases = append(cases, routeCase{"update_settings", map[string]any{"group": g, "settings": settingsKey[g]}})
 	}
 	for view := range analyticsPaths {

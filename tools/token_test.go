@@ -48,7 +48,7 @@ func TestTokenNeverInOutput(t *testing.T) {
 	for _, f := range []resmonsim.Fault{{PathPrefix: "/api", Status: 500}, {PathPrefix: "/api", MalformedJSON: true}, {PathPrefix: "/api", Drop: true}} {
 		sim.SetFault(f)
 		for _, tool := range Tools {
-			out, te := callTool(t, api, tool.Name, toolArgs[tool.Name])
+			out, te := callTool(t, api, tool.Name, example(tool.Name))
 			check(fmt.Sprintf("%s under %+v", tool.Name, f), out, te)
 		}
 		sim.ClearFaults()
@@ -58,7 +58,7 @@ func TestTokenNeverInOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tool := range Tools {
-		out, te := callTool(t, api, tool.Name, toolArgs[tool.Name])
+		out, te := callTool(t, api, tool.Name, example(tool.Name))
 		if te == nil {
 			t.Errorf("%s: answered with a stale token", tool.Name)
 		}
@@ -66,7 +66,7 @@ func TestTokenNeverInOutput(t *testing.T) {
 	}
 	_ = sim.Stop()
 	for _, tool := range Tools {
-		out, te := callTool(t, api, tool.Name, toolArgs[tool.Name])
+		out, te := callTool(t, api, tool.Name, example(tool.Name))
 		check(tool.Name+" with the backend down", out, te)
 	}
 }

@@ -94,10 +94,6 @@ func toolGetExecution(ctx context.Context, api backend.API, args map[string]any)
 	return res, nil
 }
 
-// executionStatuses is resmon's closed vocabulary of execution states: a misspelt filter is
-// refused rather than answered with an empty list.
-var executionStatuses = []string{"running", "completed", "failed", "cancelled", "interrupted"}
-
 // executionsFetchLimit is the backend's maximum page for GET /api/executions. The list has no
 // routine or status filter, so the tool filters and pages the most recent rows itself.
 const executionsFetchLimit = 500

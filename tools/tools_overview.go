@@ -3,9 +3,9 @@ package tools
 import (
 	"context"
 	"net/url"
-	"sort"
 
 	"github.com/resmongw/resmongw/backend"
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // Overview tools: list_sources, get_analytics, get_watchdog_findings.
@@ -83,15 +83,6 @@ var analyticsKeys = map[string]string{
 	"discovery-lag":  "sources",
 }
 
-func analyticsViewNames() []string {
-	names := make([]string, 0, len(analyticsPaths))
-	for k := range analyticsPaths {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
-
 func toolGetAnalytics(ctx context.Context, api backend.API, args map[string]any) (any, error) {
 	view, terr := requiredStringArg(args, "view")
 	if terr != nil {
@@ -99,7 +90,7 @@ func toolGetAnalytics(ctx context.Context, api backend.API, args map[string]any)
 	}
 	path, ok := analyticsPaths[view] // exactly as the schema's enum lists them
 	if !ok {
-		return nil, backend.InvalidArgument(enumSentences["get_analytics.view"](view, analyticsViewNames()))
+		return nil, backend.InvalidArgument(enumSentences["get_analytics.view"](view, toolfacts.AnalyticsViews))
 	}
 	var q url.Values
 	if w := stringArg(args, "window"); w != "" {

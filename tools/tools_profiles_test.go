@@ -70,7 +70,7 @@ func TestWatchProfileReadsKeepBasisWarningsAndTheGlossary(t *testing.T) {
 func checkGlossary(t *testing.T, o map[string]any) {
 	t.Helper()
 	g := ValMap(o["what_a_basis_means"])
-	if got := SortedKeys(g); !reflect.DeepEqual(got, []string{"identifier", "name+affiliation", "name_only"}) {
+	if got := sortedKeys(g); !reflect.DeepEqual(got, []string{"identifier", "name+affiliation", "name_only"}) {
 		t.Errorf("glossary keys = %v", got)
 	}
 }

@@ -70,7 +70,7 @@ func TestGetRoutineAddsCoverageAndDeliveryWithoutAddresses(t *testing.T) {
 	}
 	d := ValMap(r["delivery"])
 	wantKeys := []string{"awaiting_review", "enabled_target_count", "last_attempts", "last_channel", "last_delivered_at_utc", "last_error", "last_state", "targets_by_channel"}
-	if got := SortedKeys(d); !reflect.DeepEqual(got, wantKeys) {
+	if got := sortedKeys(d); !reflect.DeepEqual(got, wantKeys) {
 		t.Errorf("delivery keys = %v", got)
 	}
 	if fmt.Sprint(ValMap(d["targets_by_channel"])["webhook"]) != "2" || fmt.Sprint(d["enabled_target_count"]) != "3" || d["last_state"] != "failed" {
@@ -138,7 +138,7 @@ func TestCreateRoutineCreatesItInactive(t *testing.T) {
 	api := newFakeAPI()
 	for _, k := range []string{"name", "keywords", "sources", "schedule"} {
 		args := map[string]any{}
-		for kk, v := range toolArgs["create_routine"] {
+		for kk, v := range example("create_routine") {
 			if kk != k {
 				args[kk] = v
 			}
@@ -146,7 +146,7 @@ func TestCreateRoutineCreatesItInactive(t *testing.T) {
 		_, te := callTool(t, api, "create_routine", args)
 		backendtest.WantErr(t, te, backend.CodeInvalidArgument, "'"+k+"' is required.")
 	}
-	out, te := callTool(t, api, "create_routine", toolArgs["create_routine"])
+	out, te := callTool(t, api, "create_routine", example("create_routine"))
 	backendtest.WantNoErr(t, te)
 	if got := backendtest.Paths(api.requests()); !reflect.DeepEqual(got, []string{"POST /api/routines", "GET /api/routines/7"}) {
 		t.Errorf("requests = %v", got)
@@ -175,7 +175,7 @@ func TestCreateRoutineCreatesItInactive(t *testing.T) {
 		return nil, nil, false
 	}
 	args := map[string]any{"intent": "  new closures  ", "entity": map[string]any{"profile_id": 1, "mode": "new_papers"}}
-	for k, v := range toolArgs["create_routine"] {
+	for k, v := range example("create_routine") {
 		args[k] = v
 	}
 	out, te = callTool(t, warned, "create_routine", args)

@@ -17,11 +17,6 @@ import (
 // request; legal keys read from the backend (unknown keys refused, never dropped); and an
 // answer that is the backend's own before/after state, not an echo of the input.
 
-// settingsGroups is the allowlist, in the contract's order.
-var settingsGroups = []string{"ai", "assistant", "email", "embeddings", "cloud", "storage", "notifications"}
-
-const settingsGroupList = "ai, assistant, email, embeddings, cloud, storage, notifications"
-
 // settingsTurner is an API that keeps settings turns of its own.
 type settingsTurner interface {
 	Turn(key string) chan struct{}
@@ -73,7 +68,7 @@ func toolUpdateSettings(ctx context.Context, api backend.API, args map[string]an
 	if err != nil {
 		return nil, err
 	}
-	return settingsAnswer(group, SortedKeys(requested), before, after), nil
+	return settingsAnswer(group, sortedKeys(requested), before, after), nil
 }
 
 // settingsRequest reads the group and the settings to change, refusing credential-shaped
@@ -88,7 +83,7 @@ func settingsRequest(args map[string]any) (string, map[string]any, *backend.Tool
 		return "", nil, backend.InvalidArgument("'settings' must be a non-empty object.")
 	}
 	var refused []string
-	for _, k := range SortedKeys(requested) {
+	for _, k := range sortedKeys(requested) {
 		if credentialShaped(k) {
 			refused = append(refused, k)
 		}
@@ -111,7 +106,7 @@ func writeSettings(ctx context.Context, api backend.API, group string, requested
 	if err != nil {
 		return nil, nil, err
 	}
-	keys := SortedKeys(requested)
+	keys := sortedKeys(requested)
 	var unknown []string
 	for _, k := range keys {
 		if _, ok := before[k]; !ok {
@@ -119,7 +114,7 @@ func writeSettings(ctx context.Context, api backend.API, group string, requested
 		}
 	}
 	if len(unknown) > 0 {
-		groupKeys := SortedKeys(before)
+		groupKeys := sortedKeys(before)
 		return nil, nil, backend.NewError(backend.CodeInvalidArgument, fmt.Sprintf("The '%s' group has no setting called %s. Its keys are: %s.",
 			group, quoteJoin(unknown), strings.Join(groupKeys, ", ")),
 			map[string]any{"unknown_keys": unknown, "group_keys": groupKeys})
@@ -150,7 +145,7 @@ func settingsAnswer(group string, requested []string, before, after map[string]a
 	for k := range after {
 		union[k] = nil
 	}
-	for _, k := range SortedKeys(union) {
+	for _, k := range sortedKeys(union) {
 		if !reflect.DeepEqual(before[k], after[k]) {
 			changed[k] = map[string]any{"from": before[k], "to": after[k]}
 		}
@@ -228,7 +223,7 @@ func settingValue(key string, v, current any) (any, *backend.ToolError) {
 	return nil, backend.InvalidArgument(fmt.Sprintf("'%s' takes a text value.", key))
 }
 
-func SortedKeys[V any](m map[string]V) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

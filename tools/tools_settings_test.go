@@ -114,7 +114,7 @@ func TestUpdateSettingsGuardsAndReportsTheBackendsOwnDiff(t *testing.T) {
 	api = newFakeAPI()
 	_, te = callTool(t, api, "update_settings", map[string]any{"group": "ai", "settings": map[string]any{"ai_provder": "x", "ai_effort": "low"}})
 	backendtest.WantErr(t, te, backend.CodeInvalidArgument, "The 'ai' group has no setting called 'ai_provder'.")
-	if !reflect.DeepEqual(te.Detail["unknown_keys"], []string{"ai_provder"}) || !reflect.DeepEqual(te.Detail["group_keys"], SortedKeys(api.settings["ai"])) {
+	if !reflect.DeepEqual(te.Detail["unknown_keys"], []string{"ai_provder"}) || !reflect.DeepEqual(te.Detail["group_keys"], sortedKeys(api.settings["ai"])) {
 		t.Errorf("detail = %v", te.Detail)
 	}
 	if len(api.requests()) != 1 {
@@ -232,7 +232,7 @@ func TestUpdateSettingsDiffIsNotAnotherCallsChange(t *testing.T) {
 		if r.err != nil {
 			t.Fatalf("update_settings: %v", r.err)
 		}
-		return SortedKeys(r.out.(map[string]any)["changed"].(map[string]any))
+		return sortedKeys(r.out.(map[string]any)["changed"].(map[string]any))
 	}
 	r1, r2 := <-first, <-second
 	if got := changedKeys(r1); len(got) != 1 || got[0] != "ai_effort" {
@@ -276,7 +276,7 @@ func TestUpdateSettingsTurnIsPerBackend(t *testing.T) {
 	if err != nil {
 		t.Fatalf("another backend's update waited on the busy one: %v", err)
 	}
-	if got := SortedKeys(out.(map[string]any)["changed"].(map[string]any)); len(got) != 1 || got[0] != "smtp_server" {
+	if got := sortedKeys(out.(map[string]any)["changed"].(map[string]any)); len(got) != 1 || got[0] != "smtp_server" {
 		t.Fatalf("changed = %v", got)
 	}
 }

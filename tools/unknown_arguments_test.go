@@ -35,7 +35,7 @@ func TestUnknownArgumentsAreRefusedNamingTheNearest(t *testing.T) {
 	}
 	for _, tool := range Tools {
 		args := map[string]any{}
-		for k, v := range toolArgs[tool.Name] {
+		for k, v := range example(tool.Name) {
 			args[k] = v
 		}
 		args["zzzz_not_an_argument"] = 1

@@ -15,7 +15,7 @@ func TestEveryToolSaysTheDaemonCannotBeReached(t *testing.T) {
 	why := errors.New("the daemon is not running (no socket at /x/mcp.sock); start it with 'resmongw serve'")
 	api := backend.Unreachable(func() error { return why })
 	for _, tool := range Tools {
-		out, te := callTool(t, api, tool.Name, toolArgs[tool.Name])
+		out, te := callTool(t, api, tool.Name, example(tool.Name))
 		if te == nil {
 			t.Errorf("%s: answered %v without a daemon", tool.Name, out)
 			continue

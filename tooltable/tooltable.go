@@ -10,7 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/resmongw/resmongw/tools"
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // Selection picks which rows of the table to print.
@@ -32,9 +32,9 @@ type Row struct {
 }
 
 // Rows are the selected tools, in the table's order.
-func Rows(tools []tools.Tool, sel Selection) []Row {
+func Rows(table []toolfacts.Row, sel Selection) []Row {
 	rows := []Row{}
-	for _, t := range tools {
+	for _, t := range table {
 		if (sel == Reads && t.RequiresConfirmation) || (sel == Writes && !t.RequiresConfirmation) {
 			continue
 		}
@@ -49,7 +49,7 @@ func Rows(tools []tools.Tool, sel Selection) []Row {
 
 // summary is the tool's one line: its Summary, or while that is empty the first sentence of
 // its description.
-func summary(t tools.Tool) string {
+func summary(t toolfacts.Row) string {
 	if s := strings.TrimSpace(t.Summary); s != "" {
 		return s
 	}
@@ -124,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case *writes:
 		sel = Writes
 	}
-	if err := Write(stdout, Rows(tools.Tools, sel), *asJSON); err != nil {
+	if err := Write(stdout, Rows(toolfacts.Rows, sel), *asJSON); err != nil {
 		fmt.Fprintf(stderr, "resmongw tools: %v\n", err)
 		return 1
 	}

@@ -1,3 +1,5 @@
+// Package backendtest is test scaffolding for the backend client and its users: a fake resmon
+// on loopback, a discovery source the test drives, the simulator's client, and assertions.
 package backendtest
 
 import (
@@ -19,16 +21,13 @@ import (
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
-// Scaffolding for the tests of the backend client and of its users: a fake backend on
-// loopback (coreFake), a discovery source the test drives (coreSource), the simulator
-// client, and assertions.
-
-// coreTestTimeout bounds every test's waits; nothing here should come near it.
+// Timeout bounds every test's waits; nothing here should come near it.
 const Timeout = 20 * time.Second
 
+// Context is the test's context, bounded by Timeout.
 func Context(t *testing.T) context.Context { return testkit.Context(t, Timeout) }
 
-// coreFake is a fake backend on 127.0.0.1: it checks the bearer token like the guard does,
+// Fake is a fake backend on 127.0.0.1: it checks the bearer token like the guard does,
 // counts requests and new connections, and answers with handle.
 type Fake struct {
 	Server    *httptest.Server
@@ -75,7 +74,7 @@ func NewFake(t testing.TB, handle http.HandlerFunc) *Fake {
 	return f
 }
 
-// newHangingFake is a backend that takes every request and never answers it: the request
+// NewHangingFake is a backend that takes every request and never answers it: the request
 // waits until the client gives up (or the test ends).
 func NewHangingFake(t testing.TB) *Fake {
 	t.Helper()
@@ -94,11 +93,13 @@ func (f *Fake) identity() map[string]any {
 	return map[string]any{"contract_version": 1, "runtime_id": f.RuntimeID, "schema_version": 21, "corpus_id": nil, "build_id": nil}
 }
 
+// Port is the fake's loopback port.
 func (f *Fake) Port() int {
 	p, _ := strconv.Atoi(f.Server.URL[len("http://127.0.0.1:"):])
 	return p
 }
 
+// Backend is the verified backend a client of the fake is given.
 func (f *Fake) Backend() *discovery.Backend {
 	return &discovery.Backend{
 		BaseURL:  f.Server.URL,
@@ -109,13 +110,14 @@ func (f *Fake) Backend() *discovery.Backend {
 	}
 }
 
+// WriteJSON answers with v as JSON under status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// coreSource is a fake discovery.Source whose state the test sets.
+// Source is a fake discovery.Source whose state the test sets.
 type Source struct {
 	Mu        sync.Mutex
 	State     discovery.State
@@ -155,7 +157,7 @@ func (s *Source) Recheck() {
 	}
 }
 
-// set publishes a new state with the next generation.
+// Set publishes a new state with the next generation.
 func (s *Source) Set(b *discovery.Backend, u *discovery.Unavailable) uint64 {
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
@@ -165,6 +167,7 @@ func (s *Source) Set(b *discovery.Backend, u *discovery.Unavailable) uint64 {
 	return s.State.Generation
 }
 
+// WantErr fails the test unless te has code and a message containing msgPart.
 func WantErr(t *testing.T, te *backend.ToolError, code, msgPart string) {
 	t.Helper()
 	if te == nil {
@@ -175,6 +178,7 @@ func WantErr(t *testing.T, te *backend.ToolError, code, msgPart string) {
 	}
 }
 
+// WantNoErr fails the test on any tool error.
 func WantNoErr(t *testing.T, te *backend.ToolError) {
 	t.Helper()
 	if te != nil {
@@ -182,6 +186,7 @@ func WantNoErr(t *testing.T, te *backend.ToolError) {
 	}
 }
 
+// Paths are the requests as "METHOD /path?query", for comparing what was sent.
 func Paths(reqs []backend.Request) []string {
 	var out []string
 	for _, r := range reqs {
@@ -194,6 +199,7 @@ func Paths(reqs []backend.Request) []string {
 	return out
 }
 
+// StartSimClient starts the simulator and a client of it, both stopped when the test ends.
 func StartSimClient(t *testing.T, opts resmonsim.Options) (*resmonsim.Sim, *backend.Client) {
 	t.Helper()
 	if opts.StateDir == "" {
@@ -210,6 +216,6 @@ func StartSimClient(t *testing.T, opts resmonsim.Options) (*resmonsim.Sim, *back
 	return sim, c
 }
 
-// patient options: any wait the code is not supposed to make would hit the test's context
+// Patient options: any wait the code is not supposed to make would hit the test's context
 // instead and fail the assertion on the result, so no timing is asserted.
 var Patient = &backend.UpstreamOptions{FirstCheckWait: time.Hour, RetryWait: time.Hour}

@@ -1,18 +1,15 @@
-package tools
+// Package toolfacts is the contract's tool table as data: each tool's name, access, input
+// schema, description and caveats, annotations, paging and example arguments, and nothing
+// that runs a tool.
+package toolfacts
 
-import (
-	"context"
-	"errors"
-	"net/http"
-	"net/url"
+import "strings"
 
-	"github.com/resmongw/resmongw/backend"
-)
-
-// The tool table: the single source for tools/list, ReadTools and WriteTools. Rows are in the
-// order of the contract's tool tables (18 reads, then 7 writes; the app's own server lists
-// export_references after the watch-profile reads instead); handlers live in tools_*.go,
-// grouped by what they read.
+// The tool table: the single source for tools/list, ReadTools and WriteTools, the harness
+// approval rules and `resmongw tools`. Rows are in the order of the contract's tool tables
+// (the reads, then the writes; the app's own server lists export_references after the
+// watch-profile reads instead); each row's handler is keyed to its name in the tools package
+// (tools/handlers.go), so this package imports nothing that runs.
 //
 // The descriptions are what a model reads before it calls anything, so every caveat of the
 // contract and of the app's own server is in them, in our words: basis and identity, zero
@@ -28,8 +25,8 @@ import (
 //   - update_settings overwrites values whose previous state is only kept in the answer's
 //     diff: destructive. Idempotent: repeating the same settings changes nothing more.
 
-// Tools is the contract v2.3 tool surface, in definition order.
-var Tools = []Tool{
+// Rows is the contract v2.3 tool surface, in definition order.
+var Rows = []Row{
 	{
 		Name:    "health",
 		Summary: "Whether resmon is running, and its version",
@@ -39,7 +36,7 @@ var Tools = []Tool{
 		InputSchema: sObject(schemaProps{
 			"expected_runtime_id": sString("Optional. A runtime_id seen earlier (canonical lowercase UUID4); the call fails unless that same running app answers."),
 		}),
-		Handler: toolHealth,
+		Example: map[string]any{},
 	},
 	{
 		Name:    "search_corpus",
@@ -63,7 +60,7 @@ var Tools = []Tool{
 			"cursor":    sString("next_cursor from the previous page."),
 		}, "query"),
 		Paging:  &Paging{Items: "papers", By: PageCursor},
-		Handler: toolSearchCorpus,
+		Example: map[string]any{"query": "diffusion"},
 	},
 	{
 		Name:    "find_similar",
@@ -76,7 +73,7 @@ var Tools = []Tool{
 			"limit":  sLimit(),
 		}, "doc_id"),
 		Paging:  &Paging{Items: "papers", By: PageNone},
-		Handler: toolFindSimilar,
+		Example: map[string]any{"doc_id": 1},
 	},
 	{
 		Name:        "list_sources",
@@ -84,7 +81,7 @@ var Tools = []Tool{
 		Description: "The sources resmon can query: coverage, whether a key is required, and the stored key's status (present, absent or unreadable; never its value).",
 		InputSchema: sObject(schemaProps{"limit": sLimit(), "offset": sOffset()}),
 		Paging:      &Paging{Items: "sources", By: PageOffset},
-		Handler:     toolListSources,
+		Example:     map[string]any{},
 	},
 	{
 		Name:        "list_routines",
@@ -96,7 +93,7 @@ var Tools = []Tool{
 			"offset":      sOffset(),
 		}),
 		Paging:  &Paging{Items: "routines", By: PageOffset},
-		Handler: toolListRoutines,
+		Example: map[string]any{},
 	},
 	{
 		Name:    "get_routine",
@@ -107,7 +104,7 @@ var Tools = []Tool{
 			"where missed_in_corpus_count_is_lower_bound says so; intent_source says whether the audit measured against the " +
 			"routine's intent or fell back to its own keywords (measuring the query against itself).",
 		InputSchema: sObject(schemaProps{"routine_id": sInt("Routine id.")}, "routine_id"),
-		Handler:     toolGetRoutine,
+		Example:     map[string]any{"routine_id": 1},
 	},
 	{
 		Name:    "list_executions",
@@ -117,12 +114,12 @@ var Tools = []Tool{
 			"total_is_capped says when older ones exist.",
 		InputSchema: sObject(schemaProps{
 			"routine_id": sInt("Only executions of this routine."),
-			"status":     sEnum("Only executions with this status.", executionStatuses...),
+			"status":     sEnum("Only executions with this status.", ExecutionStatuses...),
 			"limit":      sLimit(),
 			"offset":     sOffset(),
 		}),
 		Paging:  &Paging{Items: "executions", By: PageOffset},
-		Handler: toolListExecutions,
+		Example: map[string]any{},
 	},
 	{
 		Name:    "get_execution",
@@ -133,7 +130,7 @@ var Tools = []Tool{
 			"exec_id":             sInt("Execution id."),
 			"expected_runtime_id": sString("Optional. A runtime_id from health (canonical lowercase UUID4); the call fails unless that same running app answers."),
 		}, "exec_id"),
-		Handler: toolGetExecution,
+		Example: map[string]any{"exec_id": 1},
 	},
 	{
 		Name:    "get_execution_results",
@@ -146,7 +143,7 @@ var Tools = []Tool{
 			"offset":  sOffset(),
 		}, "exec_id"),
 		Paging:  &Paging{Items: "papers", By: PageOffset},
-		Handler: toolGetExecutionResults,
+		Example: map[string]any{"exec_id": 1},
 	},
 	{
 		Name:    "get_search_record",
@@ -155,7 +152,7 @@ var Tools = []Tool{
 			"recorded reason, or says none was recorded: runs from before resmon 1.8.6 carry no reason, and a zero without " +
 			"a reason is not evidence that there was nothing to find. Its caveats are part of the record: repeat them.",
 		InputSchema: sObject(schemaProps{"exec_id": sInt("Execution id.")}, "exec_id"),
-		Handler:     toolGetSearchRecord,
+		Example:     map[string]any{"exec_id": 1},
 	},
 	{
 		Name:    "explain_match",
@@ -164,7 +161,7 @@ var Tools = []Tool{
 			"Most sources rank by relevance, so a paper that matches none of the keywords is expected, not a fault. " +
 			"The caveats are part of the answer: repeat them rather than summarise them away.",
 		InputSchema: sObject(schemaProps{"doc_id": sInt("Stored document id.")}, "doc_id"),
-		Handler:     toolExplainMatch,
+		Example:     map[string]any{"doc_id": 1},
 	},
 	{
 		Name:    "get_paper_lifecycle",
@@ -172,7 +169,7 @@ var Tools = []Tool{
 		Description: "A paper's retractions, preprint-to-published links and version changes, each with its notice link. " +
 			"No events with checked_at null means the paper was never checked, which is not a clean record.",
 		InputSchema: sObject(schemaProps{"doc_id": sInt("Stored document id.")}, "doc_id"),
-		Handler:     toolGetPaperLifecycle,
+		Example:     map[string]any{"doc_id": 1},
 	},
 	{
 		Name:    "get_analytics",
@@ -180,10 +177,10 @@ var Tools = []Tool{
 		Description: "One summary view of the corpus and run history: overview, volume, sources, keywords, routine-health " +
 			"or discovery-lag. Each says whether its sample is sufficient; a view without enough data is not a finding.",
 		InputSchema: sObject(schemaProps{
-			"view":   sEnum("Which summary.", analyticsViewNames()...),
+			"view":   sEnum("Which summary.", AnalyticsViews...),
 			"window": sString("Optional time window, passed to resmon (resmon 2.3 answers for its whole history and ignores it)."),
 		}, "view"),
-		Handler: toolGetAnalytics,
+		Example: map[string]any{"view": "overview"},
 	},
 	{
 		Name:    "get_watchdog_findings",
@@ -192,7 +189,7 @@ var Tools = []Tool{
 			"fact) or unusual (an inference, not a certainty), with what to do and the thresholds used; not_enough_data lists " +
 			"what it has too little history to judge. Say which label a finding has when you report it.",
 		InputSchema: sObject(schemaProps{"include_muted": sBool("Also list findings the user muted (left out otherwise; counts.muted says how many).")}),
-		Handler:     toolGetWatchdogFindings,
+		Example:     map[string]any{},
 	},
 	{
 		Name:    "export_references",
@@ -205,7 +202,7 @@ var Tools = []Tool{
 			"format":  sEnum("bibtex (default), ris, csv or json.", "bibtex", "ris", "csv", "json"),
 		}),
 		Whole:   true,
-		Handler: toolExportReferences,
+		Example: map[string]any{"exec_id": 1, "format": "bibtex"},
 	},
 	{
 		Name:    "list_watch_profiles",
@@ -219,7 +216,7 @@ var Tools = []Tool{
 			"offset": sOffset(),
 		}),
 		Paging:  &Paging{Items: "profiles", By: PageOffset},
-		Handler: toolListWatchProfiles,
+		Example: map[string]any{},
 	},
 	{
 		Name:    "get_watch_profile",
@@ -227,7 +224,7 @@ var Tools = []Tool{
 		Description: "One watch profile in full, with its match total and a count per basis, so how many of its matches are " +
 			"only name matches is part of the answer. Its basis_warning, when set, says what every match for it can ever be.",
 		InputSchema: sObject(schemaProps{"profile_id": sInt("Profile id.")}, "profile_id"),
-		Handler:     toolGetWatchProfile,
+		Example:     map[string]any{"profile_id": 1},
 	},
 	{
 		Name:    "get_profile_matches",
@@ -242,7 +239,7 @@ var Tools = []Tool{
 			"offset":     sOffset(),
 		}, "profile_id"),
 		Paging:  &Paging{Items: "matches", By: PageOffset},
-		Handler: toolGetProfileMatches,
+		Example: map[string]any{"profile_id": 1},
 	},
 
 	// Writes: a person confirms each call.
@@ -262,7 +259,8 @@ var Tools = []Tool{
 		RequiresConfirmation: true,
 		Destructive:          true, // spends the sources' quota, which no later call gives back
 		OpenWorld:            true,
-		Handler:              toolRunSweep,
+		Example:              map[string]any{"query": "diffusion", "sources": []any{"arxiv"}},
+		Confirm:              confirmRunSweep,
 	},
 	{
 		Name:    "create_routine",
@@ -291,7 +289,8 @@ var Tools = []Tool{
 			"ai_enabled": sBool("Summarise each run with the configured AI lane."),
 		}, "name", "keywords", "sources", "schedule"),
 		RequiresConfirmation: true, // not Destructive: adds an inactive routine, changes nothing there
-		Handler:              toolCreateRoutine,
+		Example:              map[string]any{"name": "Weekly", "keywords": []any{"quantum", "error"}, "sources": []any{"arxiv"}, "schedule": "0 7 * * 1"},
+		Confirm:              confirmCreateRoutine,
 	},
 	{
 		Name:    "create_watch_profile",
@@ -308,7 +307,8 @@ var Tools = []Tool{
 			"field_hints":  sStrings("Research fields, used only to tell two people apart; never to narrow the search, which would hide their work."),
 		}, "name"),
 		RequiresConfirmation: true, // not Destructive: adds a profile, changes nothing there
-		Handler:              toolCreateWatchProfile,
+		Example:              map[string]any{"name": "Ada Lovelace"},
+		Confirm:              confirmCreateWatchProfile,
 	},
 	{
 		Name:    "run_routine",
@@ -319,7 +319,8 @@ var Tools = []Tool{
 		RequiresConfirmation: true,
 		Destructive:          true, // spends the sources' quota, like run_sweep
 		OpenWorld:            true,
-		Handler:              toolRunRoutine,
+		Example:              map[string]any{"routine_id": 1},
+		Confirm:              confirmRunRoutine,
 	},
 	{
 		Name:                 "activate_routine",
@@ -329,7 +330,8 @@ var Tools = []Tool{
 		RequiresConfirmation: true,
 		Destructive:          true, // from then on the routine spends quota on its schedule, unasked
 		Idempotent:           true,
-		Handler:              routineToggle("activate"),
+		Example:              map[string]any{"routine_id": 1},
+		Confirm:              confirmActivateRoutine,
 	},
 	{
 		Name:                 "deactivate_routine",
@@ -338,17 +340,18 @@ var Tools = []Tool{
 		InputSchema:          sObject(schemaProps{"routine_id": sInt("Routine id.")}, "routine_id"),
 		RequiresConfirmation: true, // not Destructive: the routine and its findings are kept; activate undoes it
 		Idempotent:           true,
-		Handler:              routineToggle("deactivate"),
+		Example:              map[string]any{"routine_id": 1},
+		Confirm:              confirmDeactivateRoutine,
 	},
 	{
 		Name:    "update_settings",
 		Summary: "Change settings in one group, with a before/after diff",
-		Description: "Change named settings in one group (" + settingsGroupList + ") and get a before/after diff of exactly " +
+		Description: "Change named settings in one group (" + strings.Join(SettingsGroups, ", ") + ") and get a before/after diff of exactly " +
 			"what changed, read back from resmon. It cannot change an API key, a password or anything else credential-shaped " +
 			"(those are not settings; they are changed in the app), nor the execution limits. A key the group does not have " +
 			"is refused, not ignored, and the refusal lists the group's real keys. Boolean settings take true or false.",
 		InputSchema: sObject(schemaProps{
-			"group": sEnum("Settings group.", settingsGroups...),
+			"group": sEnum("Settings group.", SettingsGroups...),
 			"settings": map[string]any{
 				"type":                 "object",
 				"description":          "Setting name to new value (text; true or false for a boolean setting). Call once with a wrong key to be told the group's keys.",
@@ -358,7 +361,8 @@ var Tools = []Tool{
 		RequiresConfirmation: true,
 		Destructive:          true, // overwrites the person's settings; the old values are not kept
 		Idempotent:           true,
-		Handler:              toolUpdateSettings,
+		Example:              map[string]any{"group": "ai", "settings": map[string]any{"ai_effort": "low"}},
+		Confirm:              confirmUpdateSettings,
 	},
 }
 
@@ -370,22 +374,22 @@ func WriteTools() []string { return toolNames(true) }
 
 func toolNames(confirm bool) []string {
 	var out []string
-	for _, t := range Tools {
-		if t.RequiresConfirmation == confirm {
-			out = append(out, t.Name)
+	for _, r := range Rows {
+		if r.RequiresConfirmation == confirm {
+			out = append(out, r.Name)
 		}
 	}
 	return out
 }
 
-// ToolByName finds a row of the table.
-func ToolByName(name string) (Tool, bool) {
-	for _, t := range Tools {
-		if t.Name == name {
-			return t, true
+// ByName finds a row of the table.
+func ByName(name string) (Row, bool) {
+	for _, r := range Rows {
+		if r.Name == name {
+			return r, true
 		}
 	}
-	return Tool{}, false
+	return Row{}, false
 }
 
 // Schema builders: small, so the table above reads as a table.
@@ -433,29 +437,10 @@ func sMin(s map[string]any, lo int) map[string]any {
 }
 
 func sLimit() map[string]any {
-	return map[string]any{"type": "integer", "default": listDefaultLimit, "minimum": 1, "maximum": listMaxLimit,
+	return map[string]any{"type": "integer", "default": DefaultLimit, "minimum": 1, "maximum": MaxLimit,
 		"description": "Page size (default 25, at most 100)."}
 }
 
 func sOffset() map[string]any {
 	return map[string]any{"type": "integer", "default": 0, "minimum": 0, "description": "Rows to skip."}
-}
-
-// Backend call shorthands for the handlers.
-
-func callGet(ctx context.Context, api backend.API, path string, q url.Values) (any, error) {
-	return api.Call(ctx, &backend.Request{Method: http.MethodGet, Path: path, Query: q})
-}
-
-func callPost(ctx context.Context, api backend.API, path string, body any, write bool) (any, error) {
-	return api.Call(ctx, &backend.Request{Method: http.MethodPost, Path: path, Body: body, Write: write})
-}
-
-// asToolError returns err's *ToolError, or nil.
-func asToolError(err error) *backend.ToolError {
-	var te *backend.ToolError
-	if errors.As(err, &te) {
-		return te
-	}
-	return nil
 }
