@@ -61,7 +61,7 @@ type daemon struct {
 	// the defaults.
 	upstream *backend.UpstreamOptions
 	// confirm is how writes are confirmed: the key of the states this process signs, the
-	// timeout, the states still open (proxy/confirm.go); in memory only.
+	// timeout, the states still open (mcpserver/confirm.go); in memory only.
 	confirm *mcpserver.Confirmations
 
 	ctx context.Context // lives until shutdown; parent of watchers and sessions
@@ -129,7 +129,7 @@ func (d *daemon) requestStop(m stopMode) {
 type sessionKey struct{}
 
 // newTarget builds the watcher, upstream and MCP server for one target. The tool list comes
-// from proxy.Tools, not from the backend, so initialize and tools/list answer at once and never
+// from tools.Tools, not from the backend, so initialize and tools/list answer at once and never
 // change whatever the backend does.
 func (d *daemon) newTarget(key string, env discovery.Target) *target {
 	t := &target{key: key, env: env, stats: newCallStats(), created: time.Now()}
@@ -167,7 +167,7 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r mcpserver.CallReco
 		DurationMS: float64(r.Duration.Microseconds()) / 1000})
 	fields := make([]zap.Field, 0, 12)
 	if r.Requested != "" {
-		// Only for unknown tools, and already cut short by the proxy: a client-chosen string.
+		// Only for unknown tools, and already cut short by the MCP server: a client-chosen string.
 		fields = append(fields, zap.String("requested", r.Requested))
 	}
 	d.log.Info("tool call", append(fields,
@@ -348,7 +348,7 @@ func (d *daemon) handle(c *net.UnixConn) {
 	pre, err := sessionwire.ReadPreamble(br)
 	if err != nil {
 		d.log.Warn("bad preamble", zap.Int("pid", pid), zap.Error(err))
-		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
+		refuse(c, err)
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
@@ -382,7 +382,7 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	}
 	if err != nil {
 		d.log.Warn("session refused", zap.Int("pid", pid), zap.Error(err))
-		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
+		refuse(c, err)
 		return
 	}
 	// The target is released before the session leaves d.sessions, so that once status
@@ -390,10 +390,8 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { d.targets.release(t) }) }
 	defer release()
-	policy, err := mcpserver.ParseWritePolicy(pre.Writes)
-	if err != nil {
-		// Never a session under a policy we did not understand: the shim says why and exits.
-		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
+	policy, ok := writePolicy(c, pre)
+	if !ok {
 		return
 	}
 	writes := d.confirm.Session(policy)
@@ -412,13 +410,11 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 		return
 	}
 	defer d.removeSession(s)
-	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
-		return
-	}
-	ctx := mcpserver.WithMaxOutput(mcpserver.WithWriteSession(context.WithValue(d.ctx, sessionKey{}, s), writes), pre.MaxOutput)
-	ss, err := t.server.Connect(ctx, mcpserver.WrapTransport(lt, tools.Tools), nil)
+	ss, err := connectSession(context.WithValue(d.ctx, sessionKey{}, s), c, t.server, lt, pre, writes)
 	if err != nil {
-		d.log.Warn("session connect", zap.Error(err))
+		if !errors.Is(err, errNoReply) {
+			d.log.Warn("session connect", zap.Error(err))
+		}
 		return
 	}
 	d.mu.Lock()

@@ -1,3 +1,5 @@
+// Package mcpserver serves the tool table over MCP on go-sdk: sessions, tool calls, the write
+// confirmation policy, answers sized to the client and the wire wrapper.
 package mcpserver
 
 import (
@@ -448,4 +450,23 @@ func EncodePayload(v any) (string, error) {
 		return "", err
 	}
 	return strings.TrimSuffix(buf.String(), "\n"), nil
+}
+
+// Session is what one harness session brings to the server.
+type Session struct {
+	// Writes is the session's write policy and what it remembers (Confirmations.Session);
+	// nil runs writes as they come, for a server that can send none (the shim's fallback).
+	Writes *WriteSession
+	// MaxOutput is the harness's --max-output in bytes; 0 sizes answers by the client's name.
+	MaxOutput int
+}
+
+// Connect serves one harness session on t with srv, which serves table: the session's write
+// policy and answer budget go on the context every call of it runs under, and the wire wrapper
+// goes around t. Every session starts here, a daemon's and the shim's fallback's alike.
+func Connect(ctx context.Context, srv *mcp.Server, table []tools.Tool, t mcp.Transport, s Session) (*mcp.ServerSession, error) {
+	if s.Writes != nil {
+		ctx = WithWriteSession(ctx, s.Writes)
+	}
+	return srv.Connect(WithMaxOutput(ctx, s.MaxOutput), WrapTransport(t, table), nil)
 }
