@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/resmongw/resmongw/resmonsim"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/resmongw/resmongw/tools"
 )
 
@@ -87,27 +89,27 @@ type ids struct {
 }
 
 func (c ids) argsFor(tool string) map[string]any {
-	switch tool {
-	case "search_corpus":
-		return map[string]any{"query": c.query}
-	case "find_similar", "explain_match", "get_paper_lifecycle":
-		return map[string]any{"doc_id": c.doc}
-	case "get_routine", "run_routine", "activate_routine", "deactivate_routine":
-		return map[string]any{"routine_id": c.routine}
-	case "get_execution", "get_execution_results", "get_search_record", "export_references":
-		return map[string]any{"exec_id": c.exec}
-	case "get_watch_profile", "get_profile_matches":
-		return map[string]any{"profile_id": c.profile}
-	case "run_sweep":
-		return map[string]any{"query": c.query, "sources": c.sources}
-	case "create_routine":
-		return map[string]any{"name": "bench routine", "keywords": []string{c.query}, "sources": c.sources, "schedule": "0 8 * * 1"}
-	case "create_watch_profile":
-		return map[string]any{"name": "Bench Person"}
-	case "update_settings":
-		return map[string]any{"group": "notifications", "settings": map[string]any{"notify_automatic_mode": "all"}}
+	row, _ := toolfacts.ByName(tool)
+	args := maps.Clone(row.Example) // the row's example, with this corpus's real ids and words
+	for k := range args {
+		switch k {
+		case "doc_id":
+			args[k] = c.doc
+		case "routine_id":
+			args[k] = c.routine
+		case "exec_id":
+			args[k] = c.exec
+		case "profile_id":
+			args[k] = c.profile
+		case "query":
+			args[k] = c.query
+		case "keywords":
+			args[k] = []string{c.query}
+		case "sources":
+			args[k] = c.sources
+		}
 	}
-	return map[string]any{}
+	return args
 }
 
 // corpusIDs picks the completed execution with the most results (the largest default answers
