@@ -92,7 +92,7 @@ func updateCallInfo(ctx context.Context, f func(*CallInfo)) {
 	}
 }
 
-// snapshotCallInfo copies ctx's CallInfo under its lock (the zero value when there is none).
+// SnapshotCallInfo copies ctx's CallInfo under its lock (the zero value when there is none).
 func SnapshotCallInfo(ctx context.Context) CallInfo {
 	var out CallInfo
 	updateCallInfo(ctx, func(ci *CallInfo) { out = *ci })

@@ -17,7 +17,7 @@ import (
 // generation instead of failing with "it has probably restarted. Try again".
 
 // writeCounter is a handler that counts the writes the backend actually ran (the guard of
-// coreFake answers 401 before it is reached).
+// the fake answers 401 before it is reached).
 func writeCounter(ran *atomic.Int64) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ran.Add(1)

@@ -232,7 +232,7 @@ func argsWith(args map[string]any, key string, n int) map[string]any {
 
 // encodedLen is the size of v as the answer's text (what toolResult sends).
 func encodedLen(v any) int {
-	s, err := EncodePayload(v)
+	s, err := encodePayload(v)
 	if err != nil {
 		return 0 // toolResult turns it into a small internal_error
 	}

@@ -33,13 +33,13 @@ func checkOutcome(t *testing.T, tool string, v any, err error) {
 			if !documentedCodes[te.Code] || te.Message == "" {
 				t.Fatalf("%s: undocumented error %q %q", tool, te.Code, te.Message)
 			}
-			if _, jerr := EncodePayload(ErrorPayload(te)); jerr != nil {
+			if _, jerr := encodePayload(errorPayload(te)); jerr != nil {
 				t.Fatalf("%s: error detail does not encode: %v", tool, jerr)
 			}
 		}
 		return // any other error is the reference's internal_error
 	}
-	if _, jerr := EncodePayload(v); jerr != nil {
+	if _, jerr := encodePayload(v); jerr != nil {
 		t.Fatalf("%s: payload does not encode: %v", tool, jerr)
 	}
 }
@@ -64,7 +64,7 @@ func FuzzToolArguments(f *testing.F) {
 	f.Fuzz(func(t *testing.T, toolIdx uint8, raw []byte) {
 		tool := &tools.Tools[int(toolIdx)%len(tools.Tools)]
 		api := &cannedAPI{answer: answer}
-		args, terr := DecodeArgs(raw)
+		args, terr := decodeArgs(raw)
 		if terr != nil {
 			if terr.Code != backend.CodeInvalidArgument {
 				t.Fatalf("bad arguments gave %q", terr.Code)

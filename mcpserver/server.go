@@ -311,7 +311,7 @@ func (d *dispatcher) handler(t *tools.Tool) mcp.ToolHandler {
 			if st.ask.w.policy == WritesAsk {
 				// Arguments the write would refuse are refused before the person is asked.
 				var terr *backend.ToolError
-				args, terr = DecodeArgs(raw)
+				args, terr = decodeArgs(raw)
 				if terr == nil {
 					terr = tools.CheckArguments(t.Name, t.InputSchema, args)
 				}
@@ -342,7 +342,7 @@ func (d *dispatcher) sized(ctx context.Context, req *mcp.CallToolRequest, t *too
 	if t.Paging == nil && !t.Whole {
 		return payload, nil
 	}
-	args, terr := DecodeArgs(raw)
+	args, terr := decodeArgs(raw)
 	if terr != nil {
 		return nil, terr
 	}
@@ -359,7 +359,7 @@ func (d *dispatcher) sized(ctx context.Context, req *mcp.CallToolRequest, t *too
 // runTool decodes the arguments and runs the handler, turning anything that is not a
 // *ToolError (an error or a panic) into the reference's internal_error, never a stack trace.
 func runTool(ctx context.Context, api backend.API, t *tools.Tool, raw json.RawMessage) (payload any, terr *backend.ToolError) {
-	args, terr := DecodeArgs(raw)
+	args, terr := decodeArgs(raw)
 	if terr != nil {
 		return nil, terr
 	}
@@ -393,7 +393,7 @@ func typeName(v any) string {
 
 // decodeArgs turns the raw arguments into the map the handlers take: absent or null → {},
 // numbers as json.Number (exact, like the backend bodies), anything but an object refused.
-func DecodeArgs(raw json.RawMessage) (map[string]any, *backend.ToolError) {
+func decodeArgs(raw json.RawMessage) (map[string]any, *backend.ToolError) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
@@ -414,12 +414,12 @@ func DecodeArgs(raw json.RawMessage) (map[string]any, *backend.ToolError) {
 // payload, scrubbed of every token this process knows. No structuredContent.
 func toolResult(payload any, isError bool) *mcp.CallToolResult {
 	if te, ok := payload.(*backend.ToolError); ok {
-		payload = ErrorPayload(te)
+		payload = errorPayload(te)
 	}
-	text, err := EncodePayload(payload)
+	text, err := encodePayload(payload)
 	if err != nil {
 		// Only reachable for values JSON cannot express (NaN, channels): a bug in a tool.
-		text, _ = EncodePayload(ErrorPayload(internalError("result", "EncodeError")))
+		text, _ = encodePayload(errorPayload(internalError("result", "EncodeError")))
 		isError = true
 	}
 	return &mcp.CallToolResult{
@@ -434,7 +434,7 @@ type wireError struct {
 	Detail  map[string]any `json:"detail"`
 }
 
-func ErrorPayload(te *backend.ToolError) wireError {
+func errorPayload(te *backend.ToolError) wireError {
 	d := te.Detail
 	if d == nil {
 		d = map[string]any{}
@@ -442,7 +442,7 @@ func ErrorPayload(te *backend.ToolError) wireError {
 	return wireError{Error: te.Code, Message: te.Message, Detail: d}
 }
 
-func EncodePayload(v any) (string, error) {
+func encodePayload(v any) (string, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // the text is for a model, not a web page

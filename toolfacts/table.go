@@ -430,7 +430,7 @@ func sDefault(s map[string]any, v any) map[string]any {
 	return s
 }
 
-// sMin sets a schema's minimum (checked by checkArguments like every other schema rule).
+// sMin sets a schema's minimum (checked by tools.CheckArguments like every other schema rule).
 func sMin(s map[string]any, lo int) map[string]any {
 	s["minimum"] = lo
 	return s

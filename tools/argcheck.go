@@ -42,7 +42,7 @@ var enumSentences = map[string]func(got string, allowed []string) string{
 	},
 }
 
-// checkArguments checks every present, non-null argument of a call to tool against the tool's
+// CheckArguments checks every present, non-null argument of a call to tool against the tool's
 // input schema. Properties are checked in name order, so the first refusal is the same every
 // time. An argument the schema does not declare is refused, naming the nearest one it does
 // (a deliberate difference: the reference ignores it, so a misspelt optional argument, such

@@ -12,7 +12,7 @@ import (
 
 // Argument values arrive as decoded JSON, so a number may be float64, json.Number or (from Go
 // callers and tests) an int. By the time a handler reads them, Tool.Run has checked each one
-// against the tool's schema (checkArguments), so the readers below only pick values out: the
+// against the tool's schema (CheckArguments), so the readers below only pick values out: the
 // type, enum and bounds are already right, and there is no second copy of those rules here.
 
 // hasArg reports whether args carries a usable value for key: the reference treats a missing
@@ -86,7 +86,7 @@ func intArg(args map[string]any, key string) (int64, *backend.ToolError) {
 	return checkedInt(args[key], key)
 }
 
-// checkedInt reads a value checkArguments has passed as an integer. The refusal is only
+// checkedInt reads a value CheckArguments has passed as an integer. The refusal is only
 // reachable by a caller that skipped Tool.Run.
 func checkedInt(v any, key string) (int64, *backend.ToolError) {
 	n, ok := numberInt(v, false)
@@ -113,7 +113,7 @@ func limitArg(args map[string]any) int {
 	return toolfacts.DefaultLimit
 }
 
-// offsetArg is the page start: 0 when absent (the schema keeps it at 0 or more). An offset
+// OffsetArg is the page start: 0 when absent (the schema keeps it at 0 or more). An offset
 // beyond any list is an empty page, so it is capped where an int is small.
 func OffsetArg(args map[string]any) int {
 	n, ok, _ := optionalIntArg(args, "offset")
@@ -231,13 +231,13 @@ func valFloat(v any) (float64, bool) {
 // asInt reads a backend JSON integer (json.Number, float64 or int).
 func valInt(v any) (int64, bool) { return numberInt(v, false) }
 
-// asMap returns v as a JSON object, or nil.
+// ValMap returns v as a JSON object, or nil.
 func ValMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
 }
 
-// asList returns v as a JSON array, or nil.
+// ValList returns v as a JSON array, or nil.
 func ValList(v any) []any {
 	l, _ := v.([]any)
 	return l

@@ -41,7 +41,7 @@ func ToolByName(name string) (Tool, bool) {
 }
 
 // Run is the one way a tool is called: the arguments are checked against the row's own input
-// schema (type, enum, bounds; see checkArguments) and only then given to the handler, so no
+// schema (type, enum, bounds; see CheckArguments) and only then given to the handler, so no
 // request reaches the backend with an argument of the wrong type. The MCP server's handler
 // calls it.
 func (t *Tool) Run(ctx context.Context, api backend.API, args map[string]any) (any, error) {
