@@ -20,13 +20,13 @@ import (
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/statusdoc"
 	"github.com/resmongw/resmongw/tools"
 )
 
 // Bounds.
 const (
 	preambleWait  = 5 * time.Second // a client must send its preamble this fast
-	statusSettle  = discovery.ProbeTimeout + 2*time.Second
 	closeSessions = 3 * time.Second // graceful session close at shutdown, then force
 	forceWait     = 2 * time.Second
 
@@ -396,7 +396,7 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	}
 	writes := d.confirm.Session(policy)
 	defer writes.Close()
-	s := &session{writes: writes, SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
+	s := &session{writes: writes, SessionStatus: statusdoc.SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
 		ended: make(chan struct{})}
 	defer close(s.ended)
 	// The session is registered, with the connection a stop drains, before the client hears

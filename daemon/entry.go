@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +23,7 @@ import (
 	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/version"
+	"github.com/spf13/pflag"
 )
 
 // RequestTimeoutEnv sets serve's default --request-timeout.
@@ -56,9 +56,9 @@ type Config struct {
 	Getenv func(string) string
 }
 
-// ServeFlags is serve's flag set, bound to c; the CLI shows and parses exactly these.
-func ServeFlags(c *Config) *flag.FlagSet {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+// BindServeFlags declares serve's flags on fs, bound to c; the CLI shows and parses exactly
+// these.
+func BindServeFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
 	fs.StringVar(&c.LogFile, "log-file", "", "log file (default: beside the socket, named after it: mcp.sock → mcp.log)")
 	fs.BoolVar(&c.Foreground, "foreground", false, "also log to stderr (default when stderr is a terminal)")
@@ -68,7 +68,6 @@ func ServeFlags(c *Config) *flag.FlagSet {
 	fs.DurationVar(&c.RetryWait, "retry-wait", 0, "how long a read whose backend went away waits for a new one (default "+backend.DefaultRetryWait.String()+")")
 	fs.DurationVar(&c.ConfirmTimeout, "confirm-timeout", mcpserver.DefaultConfirmTimeout, "how long the question before a write waits for the person's answer; no answer sends nothing")
 	fs.DurationVar(&c.ExitWhenIdle, "exit-when-idle", 0, "exit after this long with no session (autostarted daemons; 0 = never)")
-	return fs
 }
 
 // Server is one daemon, built the same way for `resmongw serve` and for tests: New, then

@@ -7,13 +7,14 @@ import (
 
 	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/statusdoc"
 	"github.com/resmongw/resmongw/tools"
 	"github.com/resmongw/resmongw/version"
 )
 
 // session is one harness connection serving MCP.
 type session struct {
-	SessionStatus
+	statusdoc.SessionStatus
 	ss *mcp.ServerSession
 	lc *lineConn // its connection, drained at a graceful stop
 	// writes is the session's write policy; closed at a stop, so an open question sends nothing.
@@ -25,7 +26,7 @@ type session struct {
 // time (it holds what initialize said, and a shim that reconnected replays initialize, so
 // the name survives a daemon restart). Client strings are cut short: they are the harness's
 // to choose and status is for reading.
-func (s *session) status() SessionStatus {
+func (s *session) status() statusdoc.SessionStatus {
 	st := s.SessionStatus
 	if s.ss == nil {
 		return st

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/mcpserver"
+	"github.com/resmongw/resmongw/statusdoc"
 )
 
 // latencyWindow is how many recent calls per tool the percentiles are computed over: a fixed
@@ -65,25 +66,14 @@ func (s *callStats) record(tool, code, runtimeID string, d time.Duration, at tim
 	t.lastAt = at
 }
 
-// ToolStatus is one tool's line in status.
-type ToolStatus struct {
-	Tool          string            `json:"tool"`
-	Calls         uint64            `json:"calls"`
-	Errors        map[string]uint64 `json:"errors,omitempty"` // by error code
-	P50Millis     float64           `json:"p50_ms"`
-	P99Millis     float64           `json:"p99_ms"`
-	LastRuntimeID string            `json:"last_runtime_id,omitempty"`
-	LastCall      time.Time         `json:"last_call"`
-}
-
-func (s *callStats) snapshot() []ToolStatus {
+func (s *callStats) snapshot() []statusdoc.ToolStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]ToolStatus, 0, len(s.tools))
+	out := make([]statusdoc.ToolStatus, 0, len(s.tools))
 	for name, t := range s.tools {
 		lat := slices.Clone(t.ring[:t.n])
 		slices.Sort(lat)
-		ts := ToolStatus{
+		ts := statusdoc.ToolStatus{
 			Tool: name, Calls: t.calls, P50Millis: millis(percentile(lat, 50)), P99Millis: millis(percentile(lat, 99)),
 			LastRuntimeID: t.lastRuntimeID, LastCall: t.lastAt,
 		}

@@ -230,7 +230,7 @@ func (w *world) connectAs(ctx context.Context, impl *mcp.Implementation, protoco
 }
 
 func (w *world) tryConnectAs(ctx context.Context, exe string, impl *mcp.Implementation, protocol string, extraEnv ...string) (*session, error) {
-	cmd := exec.Command(exe, "stdio")
+	cmd := w.wrap(exec.Command(exe, "stdio"))
 	cmd.Env = w.Env(extraEnv...)
 	w.mu.Lock()
 	w.shims = append(w.shims, cmd)
@@ -337,7 +337,7 @@ func runtimeID(p map[string]any) string {
 
 // runStatus runs `resmongw status --json` and keeps its output as evidence.
 func (w *world) runStatus(ctx context.Context, extraEnv ...string) string {
-	cmd := exec.CommandContext(ctx, bin, "status", "--json")
+	cmd := w.wrap(exec.CommandContext(ctx, bin, "status", "--json"))
 	cmd.Env = w.Env(extraEnv...)
 	out, errb := w.output(), w.output()
 	cmd.Stdout, cmd.Stderr = out, errb

@@ -1,4 +1,4 @@
-package daemon
+package daemonctl
 
 import (
 	"os"
@@ -9,9 +9,7 @@ import (
 // ServiceInstalled reports whether `resmongw install` wrote the per-user service file, so
 // status can suggest starting the service rather than installing it, and start/stop/restart
 // go through the service manager.
-func ServiceInstalled(getenv func(string) string) bool { return serviceInstalled(getenv) }
-
-func serviceInstalled(getenv func(string) string) bool {
+func ServiceInstalled(getenv func(string) string) bool {
 	home, err := paths.Home(getenv)
 	if err != nil {
 		return false

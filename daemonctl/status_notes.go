@@ -1,4 +1,4 @@
-package daemon
+package daemonctl
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/resmongw/resmongw/paths"
+	"github.com/resmongw/resmongw/statusdoc"
 )
 
 // privateDaemonNote warns, in status's human forms, when status was pointed at a socket other
@@ -16,7 +17,7 @@ import (
 // and harnesses, whose entries set no RESMONGW_SOCKET, reach the default daemon instead, so
 // what status shows is not what they get.
 func privateDaemonNote(w io.Writer, socket, flag string, getenv func(string) string) {
-	def, err := paths.DefaultSocket(getenv)
+	def, err := paths.DefaultSocket()
 	if err != nil || filepath.Clean(def) == filepath.Clean(socket) {
 		return
 	}
@@ -31,7 +32,7 @@ func privateDaemonNote(w io.Writer, socket, flag string, getenv func(string) str
 // neverRan is the short form for a target whose resmon has never run with its state
 // directory (it does not exist): a friendly line and the next step instead of the discovery
 // error. status runs as the daemon's user on the same machine, so it can look.
-func neverRan(w io.Writer, n int, note, use string, t TargetStatus) bool {
+func neverRan(w io.Writer, n int, note, use string, t statusdoc.TargetStatus) bool {
 	dir := t.State.Resolved.StateDir
 	if t.State.Unavailable == nil || dir == "" {
 		return false

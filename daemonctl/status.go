@@ -1,9 +1,8 @@
-package daemon
+package daemonctl
 
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +16,9 @@ import (
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/statusdoc"
+	"github.com/resmongw/resmongw/version"
+	"github.com/spf13/pflag"
 )
 
 // Exit codes of `resmongw status`.
@@ -36,13 +38,12 @@ type StatusOptions struct {
 	Getenv func(string) string
 }
 
-// StatusFlags is status's flag set, bound to o; the CLI shows and parses exactly these.
-func StatusFlags(o *StatusOptions) *flag.FlagSet {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+// BindStatusFlags declares status's flags on fs, bound to o; the CLI shows and parses exactly
+// these.
+func BindStatusFlags(fs *pflag.FlagSet, o *StatusOptions) {
 	fs.BoolVar(&o.JSON, "json", false, "print JSON (every detail)")
 	fs.BoolVar(&o.Verbose, "verbose", false, "every detail: ports, token files, how each backend was found, per-tool calls, session pids")
 	fs.StringVar(&o.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	return fs
 }
 
 // StatusMain runs `resmongw status`: exit 0 when every target in use has a verified backend,
@@ -58,7 +59,7 @@ func StatusMain(o StatusOptions, stdout, stderr io.Writer) int {
 		return statusUsage
 	}
 	others := otherDaemons(socket, getenv)
-	st, err := fetchStatus(socket, getenv)
+	st, err := FetchStatus(socket, getenv)
 	if err != nil {
 		if sessionwire.IsDown(err) {
 			notRunning(stdout, socket, o.JSON, errors.Is(err, syscall.ENOENT), getenv, others)
@@ -89,19 +90,12 @@ func StatusMain(o StatusOptions, stdout, stderr io.Writer) int {
 	return statusDegraded
 }
 
-// OtherDaemon is a daemon of this user on a socket other than the one status asked: one user
-// should have one, and a second is invisible to the harnesses of the first.
-type OtherDaemon struct {
-	PID    int    `json:"pid"`
-	Socket string `json:"socket"`
-}
-
 // otherDaemons looks for live daemons at the places a daemon of this user may listen besides
 // socket: the per-user default, and the places the environment names or older versions used
 // ($XDG_RUNTIME_DIR, $HOME, $XDG_STATE_HOME). A lock file held by a live `serve` is a daemon.
-func otherDaemons(socket string, getenv func(string) string) []OtherDaemon {
+func otherDaemons(socket string, getenv func(string) string) []statusdoc.OtherDaemon {
 	var cands []string
-	if p, err := paths.DefaultSocket(getenv); err == nil {
+	if p, err := paths.DefaultSocket(); err == nil {
 		cands = append(cands, p)
 	}
 	if p := getenv(paths.SocketEnv); p != "" {
@@ -116,7 +110,7 @@ func otherDaemons(socket string, getenv func(string) string) []OtherDaemon {
 		}
 	}
 	seen := map[string]bool{filepath.Clean(socket): true}
-	var out []OtherDaemon
+	var out []statusdoc.OtherDaemon
 	for _, c := range cands {
 		c = filepath.Clean(c)
 		if seen[c] {
@@ -124,14 +118,14 @@ func otherDaemons(socket string, getenv func(string) string) []OtherDaemon {
 		}
 		seen[c] = true
 		if pid := sessionwire.LockHolder(c); pid > 0 {
-			out = append(out, OtherDaemon{PID: pid, Socket: c})
+			out = append(out, statusdoc.OtherDaemon{PID: pid, Socket: c})
 		}
 	}
 	return out
 }
 
 // renderOthers warns about every other daemon of this user.
-func renderOthers(w io.Writer, others []OtherDaemon) {
+func renderOthers(w io.Writer, others []statusdoc.OtherDaemon) {
 	for _, o := range others {
 		fmt.Fprintf(w, "WARNING: another resmongw daemon of this user runs: pid %d on %s\n"+
 			"  (harnesses reach one or the other depending on their environment; stop it with 'resmongw stop --socket %s')\n",
@@ -140,12 +134,12 @@ func renderOthers(w io.Writer, others []OtherDaemon) {
 }
 
 // notRunning explains why no daemon answered at socket and what to do about it.
-func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(string) string, others []OtherDaemon) {
+func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(string) string, others []statusdoc.OtherDaemon) {
 	holder := 0
 	if noSocket {
 		holder = sessionwire.LockHolder(socket)
 	}
-	installed := serviceInstalled(getenv)
+	installed := ServiceInstalled(getenv)
 	// An entry `resmongw demo` printed: its daemon lived in the demo's process, and nothing
 	// starts it again; say the demo is over and how to remove the entry.
 	demo := ""
@@ -185,14 +179,16 @@ func notRunning(w io.Writer, socket string, asJSON, noSocket bool, getenv func(s
 	}
 }
 
-// fetchStatus asks the daemon, sending our own environment so our target is evaluated too.
-func fetchStatus(socket string, getenv func(string) string) (*Status, error) {
+// FetchStatus asks the daemon at socket for its status, sending the caller's environment
+// (getenv) so that its target is evaluated too. An error for which sessionwire.IsDown holds
+// means no daemon runs.
+func FetchStatus(socket string, getenv func(string) string) (*statusdoc.Status, error) {
 	c, err := sessionwire.Dial(socket) // our environment goes only to a daemon of ours
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(statusSettle + 5*time.Second))
+	_ = c.SetDeadline(time.Now().Add(statusdoc.Settle + 5*time.Second))
 	if _, err := c.Write(sessionwire.Line(sessionwire.NewPreamble(sessionwire.KindStatus, getenv, "resmongw status"))); err != nil {
 		return nil, err
 	}
@@ -204,7 +200,7 @@ func fetchStatus(socket string, getenv func(string) string) (*Status, error) {
 	if json.Unmarshal(b, &reply) == nil && reply.Error != "" {
 		return nil, fmt.Errorf("the daemon refused: %s", reply.Error)
 	}
-	var st Status
+	var st statusdoc.Status
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("unreadable status from the daemon: %w", err)
 	}
@@ -213,7 +209,7 @@ func fetchStatus(socket string, getenv func(string) string) (*Status, error) {
 
 // renderStatus prints the default human form, one screen: the daemon, each target in a line
 // or two, the sessions by the client name the harness gave. renderVerbose has the rest.
-func renderStatus(w io.Writer, st *Status, now time.Time) {
+func renderStatus(w io.Writer, st *statusdoc.Status, now time.Time) {
 	d := st.Daemon
 	fmt.Fprintf(w, "resmongw %s: pid %d, up %s, socket %s\n", d.Version, d.PID,
 		roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))), d.Socket)
@@ -257,7 +253,7 @@ func renderStatus(w io.Writer, st *Status, now time.Time) {
 }
 
 // logLine is where the daemon's log goes.
-func logLine(d DaemonStatus) string {
+func logLine(d statusdoc.DaemonStatus) string {
 	if d.LogProblem != "" {
 		return "stderr only (the journal under the service): the log file cannot be opened: " + d.LogProblem
 	}
@@ -265,7 +261,7 @@ func logLine(d DaemonStatus) string {
 }
 
 // targetNote says why a target is listed and whether it counts in the exit code.
-func targetNote(t TargetStatus) string {
+func targetNote(t statusdoc.TargetStatus) string {
 	switch {
 	case t.Caller && !t.Counted:
 		return " (this shell's environment; not counted: sessions use other targets)"
@@ -295,7 +291,7 @@ func backendLine(s discovery.State) string {
 
 // clientLabel names a session by what the harness called itself in initialize, else by the
 // process that started the shim.
-func clientLabel(s SessionStatus) string {
+func clientLabel(s statusdoc.SessionStatus) string {
 	if s.ClientName != "" {
 		return strings.TrimSpace(s.ClientName + " " + s.ClientVersion)
 	}
@@ -306,7 +302,7 @@ func clientLabel(s SessionStatus) string {
 }
 
 // renderVerbose prints every detail status has.
-func renderVerbose(w io.Writer, st *Status, now time.Time) {
+func renderVerbose(w io.Writer, st *statusdoc.Status, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	d := st.Daemon
 	fmt.Fprintf(tw, "resmongw %s\tpid %d, up %s\n", d.Version, d.PID, roundDur(time.Duration(d.UptimeSeconds*float64(time.Second))))
@@ -408,4 +404,21 @@ func roundDur(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(time.Second)
+}
+
+// renderVersions says "running X, installed Y" when the daemon's version is not this
+// binary's, and what happens next.
+func renderVersions(w io.Writer, d statusdoc.DaemonStatus) {
+	if d.Version == version.Version {
+		return
+	}
+	fmt.Fprintf(w, "running %s, installed %s", d.Version, version.Version)
+	switch {
+	case d.Replaced:
+		fmt.Fprintf(w, ": %s was replaced; the next new session moves the daemon to it (or run 'resmongw restart' now)\n", d.Executable)
+	case d.Executable != "":
+		fmt.Fprintf(w, " (the daemon runs %s; 'resmongw restart' starts the daemon again from there)\n", d.Executable)
+	default:
+		fmt.Fprintln(w)
+	}
 }
