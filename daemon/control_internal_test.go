@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/backend"
 )
 
 // The bound a daemon states is its whole shutdown: the drain (which grows with the request
@@ -14,8 +14,8 @@ func TestShutdownBoundFollowsTheRequestTimeout(t *testing.T) {
 	if def <= drainBound(nil) || def < time.Minute {
 		t.Errorf("default shutdown bound %v: want more than the drain bound %v and than the CLI's minute", def, drainBound(nil))
 	}
-	slow := shutdownBound(&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: 5 * time.Minute}})
-	if slow-def != 2*(5*time.Minute-proxy.DefaultRequestTimeout) {
+	slow := shutdownBound(&backend.UpstreamOptions{Client: &backend.ClientOptions{RequestTimeout: 5 * time.Minute}})
+	if slow-def != 2*(5*time.Minute-backend.DefaultRequestTimeout) {
 		t.Errorf("shutdown bound with a 5m request timeout %v, default %v: want twice the timeout's difference more", slow, def)
 	}
 }

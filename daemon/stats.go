@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/statusdoc"
 )
 
@@ -14,8 +14,8 @@ import (
 // ring, so recording is O(1) and memory is bounded however long the daemon runs.
 const latencyWindow = 512
 
-// maxTrackedTools caps the per-tool entries of one target (each holds a 4 KiB ring). The proxy
-// already records every unknown name under proxy.UnknownTool; this is the second fence, should
+// maxTrackedTools caps the per-tool entries of one target (each holds a 4 KiB ring). The MCP server
+// already records every unknown name under mcpserver.UnknownTool; this is the second fence, should
 // a name ever come from anywhere else.
 const maxTrackedTools = 256
 
@@ -44,7 +44,7 @@ func (s *callStats) record(tool, code, runtimeID string, d time.Duration, at tim
 	defer s.mu.Unlock()
 	t := s.tools[tool]
 	if t == nil && len(s.tools) >= maxTrackedTools {
-		tool = proxy.UnknownTool
+		tool = mcpserver.UnknownTool
 		t = s.tools[tool]
 	}
 	if t == nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -279,9 +279,9 @@ func (r result) code() string {
 // documented is the contract's error model, plus the gateway's two write-confirmation
 // codes (README, "Confirming writes"); every error result must carry one of these.
 var documented = map[string]bool{
-	proxy.CodeBackendUnavailable: true, proxy.CodeNotFound: true, proxy.CodeInvalidArgument: true,
-	proxy.CodeConflict: true, proxy.CodeUpstreamError: true, proxy.CodeInternalError: true,
-	proxy.CodeIdentityUnavailable: true, proxy.CodeInstanceMismatch: true,
+	backend.CodeBackendUnavailable: true, backend.CodeNotFound: true, backend.CodeInvalidArgument: true,
+	backend.CodeConflict: true, backend.CodeUpstreamError: true, backend.CodeInternalError: true,
+	backend.CodeIdentityUnavailable: true, backend.CodeInstanceMismatch: true,
 }
 
 // call makes one tool call and checks the shape every answer must have: one text item with

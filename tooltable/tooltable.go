@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/spf13/pflag"
 )
 
@@ -32,9 +32,9 @@ type Row struct {
 }
 
 // Rows are the selected tools, in the table's order.
-func Rows(tools []proxy.Tool, sel Selection) []Row {
+func Rows(table []toolfacts.Row, sel Selection) []Row {
 	rows := []Row{}
-	for _, t := range tools {
+	for _, t := range table {
 		if (sel == Reads && t.RequiresConfirmation) || (sel == Writes && !t.RequiresConfirmation) {
 			continue
 		}
@@ -49,7 +49,7 @@ func Rows(tools []proxy.Tool, sel Selection) []Row {
 
 // summary is the tool's one line: its Summary, or while that is empty the first sentence of
 // its description.
-func summary(t proxy.Tool) string {
+func summary(t toolfacts.Row) string {
 	if s := strings.TrimSpace(t.Summary); s != "" {
 		return s
 	}
@@ -113,7 +113,7 @@ func Main(o Options, stdout, stderr io.Writer) int {
 	case o.Writes:
 		sel = Writes
 	}
-	if err := Write(stdout, Rows(proxy.Tools, sel), o.JSON); err != nil {
+	if err := Write(stdout, Rows(toolfacts.Rows, sel), o.JSON); err != nil {
 		fmt.Fprintf(stderr, "resmongw tools: %v\n", err)
 		return 1
 	}

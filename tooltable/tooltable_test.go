@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/spf13/pflag"
 )
 
@@ -32,10 +32,10 @@ func TestToolsPrintsEveryToolOnceWithItsAccess(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != len(proxy.Tools)+1 || !strings.HasPrefix(lines[0], "TOOL") {
-		t.Fatalf("want a header and %d rows, got:\n%s", len(proxy.Tools), out)
+	if len(lines) != len(toolfacts.Rows)+1 || !strings.HasPrefix(lines[0], "TOOL") {
+		t.Fatalf("want a header and %d rows, got:\n%s", len(toolfacts.Rows), out)
 	}
-	for i, tool := range proxy.Tools {
+	for i, tool := range toolfacts.Rows {
 		f := strings.Fields(lines[i+1])
 		want := "read"
 		if tool.RequiresConfirmation {
@@ -53,8 +53,8 @@ func TestToolsJSONGivesTheReadAndWriteLists(t *testing.T) {
 		flag string
 		want []string
 	}{
-		{"--reads", proxy.ReadTools()},
-		{"--writes", proxy.WriteTools()},
+		{"--reads", toolfacts.ReadTools()},
+		{"--writes", toolfacts.WriteTools()},
 	} {
 		code, out, errOut := runTools(t, tc.flag, "--json")
 		if code != 0 {
@@ -78,20 +78,17 @@ func TestToolsJSONGivesTheReadAndWriteLists(t *testing.T) {
 			t.Errorf("%s --json names = %v, want %v", tc.flag, names, tc.want)
 		}
 	}
-	if len(proxy.ReadTools()) != 18 || len(proxy.WriteTools()) != 7 {
-		t.Errorf("the table has %d reads and %d writes, want 18 and 7", len(proxy.ReadTools()), len(proxy.WriteTools()))
-	}
 }
 
 // The table's layout, byte for byte, on a table of our own (the real summaries belong to the
 // tool rows and may be reworded).
 func TestToolsTableLayout(t *testing.T) {
-	tools := []proxy.Tool{
+	table := []toolfacts.Row{
 		{Name: "health", Description: "Whether it runs. Pass an id to pin it."},
 		{Name: "update_settings", Summary: "Change settings in one group.", Description: "Long text. More.", RequiresConfirmation: true},
 	}
 	var b bytes.Buffer
-	if err := Write(&b, Rows(tools, All), false); err != nil {
+	if err := Write(&b, Rows(table, All), false); err != nil {
 		t.Fatal(err)
 	}
 	want := "TOOL             R/W    WHAT IT DOES\n" +
@@ -101,7 +98,7 @@ func TestToolsTableLayout(t *testing.T) {
 		t.Errorf("table:\n%q\nwant:\n%q", b.String(), want)
 	}
 	b.Reset()
-	if err := Write(&b, Rows(tools, Writes), true); err != nil {
+	if err := Write(&b, Rows(table, Writes), true); err != nil {
 		t.Fatal(err)
 	}
 	wantJSON := `[
