@@ -322,11 +322,7 @@ func TestFaultSlowBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wt.Close()
-	for st := wt.Current(); st.Backend == nil; st = wt.Wait(ctx, st.Generation) {
-		if ctx.Err() != nil || st.Unavailable != nil {
-			t.Fatalf("the watcher did not verify the backend: %+v chain=%q", st, chainOf(st))
-		}
-	}
+	waitVerified(ctx, t, wt)
 	slow.SetDelay(time.Minute)
 	// The timeout leaves a loaded machine ample time to connect and write the request, so
 	// it is the answer that times out.
@@ -361,6 +357,25 @@ func reached(s *resmonsim.Sim, path string) bool {
 		}
 	}
 	return false
+}
+
+// waitVerified waits for the generation in which wt verifies its backend, bounded by ctx.
+// A watcher publishes its first pass even when that pass failed, and retries it (with
+// backoff, then on its poll): on a starved machine the first health probe, which includes
+// the in-process simulator serving it, can outlast its 3 s timeout, and that pass says "not
+// running" although the backend is fine. So a failed pass is logged, not fatal; a backend
+// that is never verified still fails the test when ctx ends.
+func waitVerified(ctx context.Context, t *testing.T, wt *discovery.Watcher) {
+	t.Helper()
+	for st := wt.Current(); st.Backend == nil; st = wt.Wait(ctx, st.Generation) {
+		if ctx.Err() != nil {
+			t.Fatalf("the watcher did not verify the backend: %+v chain=%q", st, chainOf(st))
+		}
+		if st.Unavailable != nil {
+			t.Logf("generation %d: the backend is unavailable (the watcher retries): %v chain=%q",
+				st.Generation, st.Unavailable, chainOf(st))
+		}
+	}
 }
 
 // chainOf is the discovery chain of an unavailable state, for a failure message.
