@@ -27,7 +27,7 @@ func (w *world) startRawHarness(extraEnv ...string) *testkit.RawHarness {
 	}
 	w.T.Cleanup(func() {
 		_ = h.CloseStdin()
-		if h.Proc.Stop(10 * time.Second) {
+		if h.Proc.Stop(testkit.WaitLimit) {
 			w.T.Errorf("the shim ignored SIGTERM")
 		}
 	})

@@ -257,7 +257,7 @@ func TestFaultBackendProcessSIGKILL(t *testing.T) {
 	}
 	first := start()
 	ctx := testkit.Context(t, 90*time.Second)
-	testkit.WaitFor(t, 10*time.Second, func() bool { _, err := os.Stat(filepath.Join(state, discovery.PortFileName)); return err == nil }, "the port file")
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool { _, err := os.Stat(filepath.Join(state, discovery.PortFileName)); return err == nil }, "the port file")
 	tokens()
 	s := w.connect(ctx, "RESMON_STATE_DIR="+state)
 	old := runtimeID(s.eventually(ctx, 20*time.Second, "health", nil, ok, "the dev backend").payload)
@@ -266,7 +266,7 @@ func TestFaultBackendProcessSIGKILL(t *testing.T) {
 	}
 	s.eventually(ctx, 20*time.Second, "health", nil, unavailable, "backend_unavailable after SIGKILL")
 	start()
-	testkit.WaitFor(t, 10*time.Second, func() bool { tokens(); return len(w.tokens) >= 2 }, "the new token file")
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool { tokens(); return len(w.tokens) >= 2 }, "the new token file")
 	r := s.eventually(ctx, 20*time.Second, "health", nil, ok, "the second dev backend")
 	if rid := runtimeID(r.payload); rid == old || rid == "" {
 		t.Fatalf("after the restart: runtime id %q (old %q)", rid, old)
@@ -293,7 +293,7 @@ func TestFaultSlowBackend(t *testing.T) {
 	cctx, giveUp := context.WithCancel(ctx)
 	defer giveUp()
 	go func() { hung <- a.call(cctx, "search_corpus", map[string]any{"query": "graph"}) }()
-	testkit.WaitFor(t, 10*time.Second, func() bool { return reached(slow, "/api/explorer/search") }, "the slow call to reach the backend")
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool { return reached(slow, "/api/explorer/search") }, "the slow call to reach the backend")
 	// While that call hangs, the other target is served.
 	for i := 0; i < 5; i++ {
 		b.must(ctx, "search_corpus", map[string]any{"query": "graph"})

@@ -130,7 +130,7 @@ func (w *world) daemonPID() int {
 
 func (w *world) stopDaemon() {
 	if pid := w.daemonPID(); pid > 0 && testkit.Alive(pid) {
-		if err := testkit.StopPID(pid, 15*time.Second); err != nil {
+		if err := testkit.StopPID(pid, testkit.WaitLimit); err != nil {
 			w.T.Errorf("daemon: %v", err)
 		}
 	}
@@ -165,7 +165,7 @@ func (w *world) track(p *testkit.Proc) {
 	w.children = append(w.children, p)
 	w.mu.Unlock()
 	w.T.Cleanup(func() {
-		if p.Stop(15 * time.Second) {
+		if p.Stop(testkit.WaitLimit) {
 			w.T.Errorf("%v ignored SIGTERM", p.Cmd.Args)
 		}
 	})

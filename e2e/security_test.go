@@ -81,7 +81,7 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 	if len(sim.Requests()) < 25 {
 		t.Fatalf("only %d backend requests recorded", len(sim.Requests()))
 	}
-	testkit.WaitFor(t, 10*time.Second, func() bool {
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool {
 		b, _ := os.ReadFile(w.LogFile())
 		return strings.Contains(string(b), `"msg":"tool call"`)
 	}, "tool calls in the daemon log")
