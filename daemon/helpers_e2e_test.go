@@ -129,7 +129,7 @@ func (w *world) connect(ctx context.Context, protocol string, extraEnv ...string
 	if protocol != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 	}
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, opts)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: testkit.WaitLimit}, opts)
 	if err != nil {
 		w.T.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
 	}

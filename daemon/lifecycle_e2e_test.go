@@ -282,7 +282,7 @@ func connectCmd(ctx context.Context, t *testing.T, cmd *exec.Cmd) *shimSession {
 	s := &shimSession{cmd: cmd, stderr: &testkit.SyncBuffer{}}
 	cmd.Stderr = s.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: testkit.WaitLimit}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
 	}

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -43,7 +42,7 @@ func TestAutostartWithoutHomeOrWithAForeignHome(t *testing.T) {
 			var stderr testkit.SyncBuffer
 			cmd.Stderr = &stderr
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).
-				Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+				Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: testkit.WaitLimit}, nil)
 			if err != nil {
 				t.Fatalf("autostart with %s: %v\nshim stderr: %s", c.name, err, stderr.String())
 			}
