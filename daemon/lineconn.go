@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	exactjson "github.com/segmentio/encoding/json"
 
 	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/sessionwire"
@@ -358,7 +359,9 @@ func appendID(b []byte, id jsonrpc.ID) []byte {
 }
 
 // wireMessage is a frame's top level. Every field is raw, so decoding fails only on a
-// syntax error; the checks that follow say what exactly is wrong.
+// syntax error; the checks that follow say what exactly is wrong. Its keys match exactly,
+// as the SDK's own decoder matches them: encoding/json would take "Method" for "method",
+// and a line the SDK reads as a response would run here as a call.
 type wireMessage struct {
 	JSONRPC json.RawMessage `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -381,10 +384,11 @@ func decodeFrame(frame []byte) (jsonrpc.Message, []byte) {
 			return nil, errorLine(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a message must be a JSON object")
 		}
 	}
-	// Unmarshal checks the whole frame's syntax before it decodes (every field is raw, so a
-	// syntax error is the only way it fails): a json.Valid first would scan the frame twice.
+	// The parse checks the whole frame's syntax as it decodes (every field is raw, so a
+	// syntax error or trailing bytes are the only ways it fails), with the library and the
+	// flag the SDK's decoder uses, so both read the same keys.
 	var w wireMessage
-	if err := json.Unmarshal(frame, &w); err != nil {
+	if rest, err := exactjson.Parse(frame, &w, exactjson.DontMatchCaseInsensitiveStructFields); err != nil || len(rest) != 0 {
 		return nil, parseErrorLine
 	}
 	id, idErr := parseID(w.ID)

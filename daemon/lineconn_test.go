@@ -387,6 +387,11 @@ func TestDecodeFrameAgreesWithSDK(t *testing.T) {
 		`{"jsonrpc":"2.0","id":5,"result":{"roots":[]}}`,
 		`{"jsonrpc":"2.0","id":"r","error":{"code":-1,"message":"m","data":{"k":1}}}`,
 		`{"jsonrpc":"2.0","id":6,"result":{},"extra":true}`,
+		// Keys match exactly, as in the SDK: a wrong-cased "method" makes this a response
+		// (to nothing), never a call; a wrong-cased "id" makes a notification.
+		`{"jsonrpc":"2.0","id":7,"Method":"tools/call","params":{"name":"create_watch_profile","arguments":{"name":"X"}}}`,
+		`{"jsonrpc":"2.0","ID":8,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","Params":{"name":"health"}}`,
 	} {
 		got, reply := decodeFrame([]byte(in))
 		if reply != nil {

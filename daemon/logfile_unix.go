@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/resmongw/resmongw/ours"
 	"github.com/resmongw/resmongw/trustfile"
 )
 
@@ -82,18 +83,23 @@ func (l *logFile) open(path string, extra int) error {
 		return fmt.Errorf("log file %s: %w", path, err)
 	}
 	f := os.NewFile(uintptr(fd), path)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		f.Close()
 		return fmt.Errorf("log file %s: %w", path, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if !fi.Mode().IsRegular() {
 		f.Close()
 		return fmt.Errorf("log file: %w", &trustfile.Error{Path: path, Problem: "is not a regular file", Fix: "remove it, or pass --log-file another path"})
 	}
-	if int(st.Uid) != os.Geteuid() {
+	// The one rule (package ours) on the descriptor: another user's file is refused. One of
+	// ours that others may write is made private below instead: it is ours to change, and
+	// nobody else could have put it in the checked directory.
+	switch ours.File(fi, false) {
+	case ours.OtherOwner, ours.OwnerUnknown:
 		f.Close()
-		return fmt.Errorf("log file: %w", &trustfile.Error{Path: path, Problem: fmt.Sprintf("belongs to uid %d, not to you (uid %d)", st.Uid, os.Geteuid()),
+		uid, _, _ := ours.Owner(fi)
+		return fmt.Errorf("log file: %w", &trustfile.Error{Path: path, Problem: fmt.Sprintf("belongs to uid %d, not to you (uid %d)", uid, os.Geteuid()),
 			Fix: "remove it, or pass --log-file a path of your own"})
 	}
 	// O_CREAT's mode applies to a new file only; an existing one of ours is made private.
@@ -108,7 +114,7 @@ func (l *logFile) open(path string, extra int) error {
 	if l.f != nil {
 		l.f.Close()
 	}
-	l.f, l.size = f, st.Size
+	l.f, l.size = f, fi.Size()
 	return nil
 }
 

@@ -72,3 +72,37 @@ for n in resmongw.log resmongw.log.1 resmongw.log.2 resmongw.log.3; do ln -s "$1
 		t.Fatal("more backups than asked for")
 	}
 }
+
+// The log's own file is held to the one rule (package ours) on the opened descriptor. The
+// attack, by nobody for real: while the log's directory was open to everyone, nobody planted
+// a log file there and keeps it writable; the directory is then made ours alone again, but
+// the planted file stays. The daemon refuses the open directory, then the planted file, and
+// writes nothing into either.
+func TestLogPlantedByAnotherUserIsRefused(t *testing.T) {
+	dir := testkit.SharedDir(t, 0o777)
+	path := filepath.Join(dir, "resmongw.log")
+	testkit.RunAsOtherUser(t, "sh", "-c", `echo planted > "$1"; chmod 666 "$1"`, "sh", path)
+	if _, err := openLogFile(path, 1<<20, 1); err == nil || !strings.Contains(err.Error(), "writable by other users") {
+		t.Fatalf("a log directory everyone may write: %v, want refused", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lf, err := openLogFile(path, 1<<20, 1)
+	if err == nil {
+		lf.Close()
+		t.Fatal("the log file nobody planted was opened")
+	}
+	if !strings.Contains(err.Error(), "belongs to uid 65534, not to you") || !strings.Contains(err.Error(), "--log-file a path of your own") {
+		t.Fatalf("refusal %q: want it to name the owner and the fix", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "planted\n" {
+		t.Fatalf("the planted file was changed: %q", b)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o666 {
+		t.Fatalf("the planted file's mode was changed to %04o", fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("%d entries in the log directory, want only the planted file", len(entries))
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/ours"
 )
 
 // B6: a removed socket file is re-created by the daemon, which still holds the lock.
@@ -86,18 +89,25 @@ func TestPrivateDirMakesMissingDirectoriesPrivate(t *testing.T) {
 func TestPrivateDirNeverChangesAnExistingDirectory(t *testing.T) {
 	base := t.TempDir()
 	for _, tc := range []struct {
-		name   string
-		mode   os.FileMode
-		refuse bool
+		name        string
+		mode        os.FileMode
+		sharedGroup bool // the group is nobody's (65534), not the owner's private one
+		refuse      bool
 	}{
-		{"readable by others, like a home directory", 0o755, false},
-		{"group-writable", 0o770, true},
-		{"world-writable, like /tmp without its sticky bit", 0o777, true},
+		{"readable by others, like a home directory", 0o755, false, false},
+		{"writable by a shared group", 0o770, true, true},
+		{"world-writable, like /tmp without its sticky bit", 0o777, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(base, fmt.Sprintf("%04o", tc.mode))
 			if err := os.Mkdir(dir, 0o700); err != nil {
 				t.Fatal(err)
+			}
+			if tc.sharedGroup {
+				testkit.NeedRoot(t)
+				if err := os.Chown(dir, -1, testkit.OtherUID); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := os.Chmod(dir, tc.mode); err != nil {
 				t.Fatal(err)
@@ -116,7 +126,35 @@ func TestPrivateDirNeverChangesAnExistingDirectory(t *testing.T) {
 	}
 }
 
-// The socket directory must be real and ours.
+// The socket's directory follows the one rule (package ours): group write by the owner's
+// private group (a umask of 002) is no one else's, so such a directory is used as it is.
+func TestPrivateDirAcceptsTheOwnersPrivateGroup(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "upg")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, -1, os.Getegid()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ours.File(fi, false) != ours.Trusted {
+		t.Skipf("gid %d is not uid %d's private group here", os.Getegid(), os.Geteuid())
+	}
+	if err := privateDir(dir); err != nil {
+		t.Fatalf("a directory only the owner's private group may write: %v", err)
+	}
+}
+
+// The socket directory must be real and ours: not a link (even one of ours), and nothing
+// another user made. The attacker is nobody, for real: in a directory everyone shares
+// (sticky, like /tmp) it makes the directory the socket is to go in, and a link to a
+// directory of ours; the daemon puts its socket in neither.
 func TestPrivateDirRefusesSymlinksAndOtherUsers(t *testing.T) {
 	base := t.TempDir()
 	real := filepath.Join(base, "real")
@@ -127,19 +165,22 @@ func TestPrivateDirRefusesSymlinksAndOtherUsers(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := privateDir(link); err == nil {
-		t.Fatal("a symlinked socket directory was accepted")
+	if err := privateDir(link); err == nil || !strings.Contains(err.Error(), "not a directory (a symlink or a file)") {
+		t.Fatalf("a symlinked socket directory: %v, want refused", err)
 	}
-	if os.Getuid() == 0 {
-		other := filepath.Join(base, "other")
-		if err := os.Mkdir(other, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(other, 65534, 65534); err != nil {
-			t.Fatal(err)
-		}
-		if err := privateDir(other); err == nil {
-			t.Fatal("a directory owned by another user was accepted")
+
+	shared := testkit.SharedDir(t, os.ModeSticky|0o777)
+	theirs, planted := filepath.Join(shared, "resmongw"), filepath.Join(shared, "link")
+	testkit.RunAsOtherUser(t, "sh", "-c", `set -e; mkdir -m 700 "$1"; ln -s "$3" "$2"`, "sh", theirs, planted, real)
+	if err := privateDir(theirs); err == nil || !strings.Contains(err.Error(), "owned by another user") {
+		t.Fatalf("a directory nobody made: %v, want refused as another user's", err)
+	}
+	if err := privateDir(planted); err == nil || !strings.Contains(err.Error(), "not a directory (a symlink or a file)") {
+		t.Fatalf("nobody's link to a directory of ours: %v, want refused", err)
+	}
+	for _, d := range []string{theirs, real} {
+		if entries, _ := os.ReadDir(d); len(entries) != 0 {
+			t.Errorf("%s changed: %d entries", d, len(entries))
 		}
 	}
 }

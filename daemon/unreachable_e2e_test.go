@@ -69,7 +69,7 @@ func TestSessionRecoversWhenAutostartIsFixed(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(dir, 0o770); err != nil {
+	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
 	}
 	h := w.startRawHarness(simEnv(sim)...)

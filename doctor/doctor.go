@@ -21,6 +21,7 @@ import (
 
 	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/discovery"
+	"github.com/resmongw/resmongw/ours"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/sessionwire"
@@ -418,11 +419,10 @@ func ownedBy(path string, dir bool) error {
 	if err != nil {
 		return err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	switch {
+	switch v := ours.File(fi, false); {
 	case dir && !fi.IsDir(), !dir && !fi.Mode().IsRegular():
 		return fmt.Errorf("%s is not a %s", path, map[bool]string{true: "directory", false: "regular file"}[dir])
-	case !ok || int(st.Uid) != os.Getuid():
+	case v == ours.OtherOwner, v == ours.OwnerUnknown:
 		return fmt.Errorf("%s does not belong to you", path)
 	}
 	return nil

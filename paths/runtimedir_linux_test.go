@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/resmongw/resmongw/internal/testkit"
 )
 
 // The real check (ownPrivateDir, which TestMain swapped out) accepts only what logind makes: our own real directory, mode 0700.
@@ -40,6 +42,24 @@ func TestLoginRuntimeDirCheck(t *testing.T) {
 	for dir, want := range cases {
 		if got := ownPrivateDir(dir); got != want {
 			t.Errorf("%s: %v, want %v", filepath.Base(dir), got, want)
+		}
+	}
+}
+
+// The attack, by nobody for real: in a directory everyone shares (sticky, like /tmp) it
+// makes a private directory that looks like logind's, and a link to our own runtime
+// directory. Neither is trusted with our socket; our own is.
+func TestLoginRuntimeDirMadeByAnotherUserIsRefused(t *testing.T) {
+	shared := testkit.SharedDir(t, os.ModeSticky|0o777)
+	mine := filepath.Join(t.TempDir(), "mine")
+	if err := os.Mkdir(mine, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	theirs, link := filepath.Join(shared, "runtime"), filepath.Join(shared, "link")
+	testkit.RunAsOtherUser(t, "sh", "-c", `set -e; mkdir -m 700 "$1"; ln -s "$3" "$2"`, "sh", theirs, link, mine)
+	for dir, want := range map[string]bool{theirs: false, link: false, mine: true} {
+		if got := ownPrivateDir(dir); got != want {
+			t.Errorf("%s: %v, want %v", dir, got, want)
 		}
 	}
 }

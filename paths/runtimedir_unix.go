@@ -6,7 +6,8 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"syscall"
+
+	"github.com/resmongw/resmongw/ours"
 )
 
 // loginRuntimeDir is where logind makes the user's runtime directory; macOS has none.
@@ -20,14 +21,11 @@ func loginRuntimeDir() string {
 // isLoginRuntimeDir decides whether loginRuntimeDir is usable; a variable so tests can decide.
 var isLoginRuntimeDir = ownPrivateDir
 
-// ownPrivateDir reports whether dir looks like the runtime directory logind made for us: a
-// real directory (not a symlink), owned by us, mode 0700. Anything else (absent, another
-// user's, loose permissions) is not trusted with our socket.
+// ownPrivateDir reports whether dir is the runtime directory logind made for us: a real
+// directory (not a symlink) that passes the one rule of package ours (ours, writable by
+// nobody else), with the mode logind gives it, 0700. Anything else (absent, another user's,
+// loose permissions) is not trusted with our socket.
 func ownPrivateDir(dir string) bool {
 	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
+	return err == nil && fi.IsDir() && ours.File(fi, false) == ours.Trusted && fi.Mode().Perm() == 0o700
 }

@@ -9,10 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/resmongw/resmongw/ours"
 )
 
-// DirFault is what the socket directory's rule finds wrong with a directory.
+// DirFault is what the socket directory's check (CheckSocketDir) finds wrong with a directory.
 type DirFault int
 
 const (
@@ -20,15 +21,16 @@ const (
 	DirNotReal                   // a symlink, or not a directory
 	DirOwnerUnknown              // its owner cannot be read
 	DirOtherOwner                // another user owns it
-	DirWritableByOthers          // group- or other-writable
+	DirWritableByOthers          // writable by another user (a group not the owner's private one, or all)
 )
 
-// CheckSocketDir is the one rule for the socket's directory, applied by the daemon before it
-// listens there (daemon.privateDir) and by every client before it writes a byte there
-// (checkSocketDir): a real directory (not a symlink), owned by us, writable by nobody else.
-// Otherwise another user could have put the socket there, or could replace ours. One rule,
-// so a genuine daemon's socket always passes the clients' check. fi is dir's, for messages;
-// err is Lstat's (the fault is then DirOK and means nothing).
+// CheckSocketDir is the socket directory's check, applied by the daemon before it listens
+// there (daemon.privateDir) and by every client before it writes a byte there
+// (checkSocketDir): a real directory (not a symlink), passing the one rule of package ours
+// (owned by us, writable by nobody else; the owner's private group may write). Otherwise
+// another user could have put the socket there, or could replace ours. One check, so a
+// genuine daemon's socket always passes the clients'. fi is dir's, for messages; err is
+// Lstat's (the fault is then DirOK and means nothing).
 func CheckSocketDir(dir string) (DirFault, os.FileInfo, error) {
 	fi, err := os.Lstat(dir)
 	switch {
@@ -37,13 +39,12 @@ func CheckSocketDir(dir string) (DirFault, os.FileInfo, error) {
 	case fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir():
 		return DirNotReal, fi, nil
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !ok:
+	switch ours.File(fi, false) {
+	case ours.OwnerUnknown:
 		return DirOwnerUnknown, fi, nil
-	case int(st.Uid) != os.Getuid():
+	case ours.OtherOwner:
 		return DirOtherOwner, fi, nil
-	case fi.Mode().Perm()&0o022 != 0:
+	case ours.OthersWrite:
 		return DirWritableByOthers, fi, nil
 	}
 	return DirOK, fi, nil
@@ -63,7 +64,8 @@ func checkSocketDir(socket string) error {
 	case DirOwnerUnknown:
 		return refusef("refusing the socket %s: cannot read the owner of %s; nothing was sent", socket, dir)
 	case DirOtherOwner:
-		return refusef("refusing the socket %s: its directory %s belongs to uid %d, not to you (uid %d), so another user may run it; nothing was sent (%s)", socket, dir, fi.Sys().(*syscall.Stat_t).Uid, os.Getuid(), PrivateDirFix(dir, fi, "RESMONGW_SOCKET"))
+		uid, _, _ := ours.Owner(fi)
+		return refusef("refusing the socket %s: its directory %s belongs to uid %d, not to you (uid %d), so another user may run it; nothing was sent (%s)", socket, dir, uid, os.Geteuid(), PrivateDirFix(dir, fi, "RESMONGW_SOCKET"))
 	case DirWritableByOthers:
 		return refusef("refusing the socket %s: its directory %s is writable by others (mode %04o), so another user may have put it there; nothing was sent (%s)", socket, dir, fi.Mode().Perm()|modeSticky(fi), PrivateDirFix(dir, fi, "RESMONGW_SOCKET"))
 	}
@@ -78,8 +80,8 @@ func checkSocketDir(socket string) error {
 // directory of the socket's own inside dir is offered only when dir is sticky: elsewhere
 // others could rename it away.
 func PrivateDirFix(dir string, fi os.FileInfo, how string) string {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	mine := ok && int(st.Uid) == os.Getuid()
+	uid, _, ok := ours.Owner(fi)
+	mine := ok && ours.Mine(uid)
 	var fix string
 	if fi.Mode()&os.ModeSticky != 0 {
 		own := filepath.Join(dir, "resmongw-"+strconv.Itoa(os.Getuid()))

@@ -16,6 +16,7 @@ func TestShimImportsOnlyStdlib(t *testing.T) {
 		"github.com/resmongw/resmongw/shim",
 		"github.com/resmongw/resmongw/sessionwire",
 		"github.com/resmongw/resmongw/paths",   // per-user locations (stdlib only)
+		"github.com/resmongw/resmongw/ours",    // the one trust rule (stdlib only)
 		"github.com/resmongw/resmongw/systemd", // the unit's name, for service-aware autostart
 		"github.com/resmongw/resmongw/launchd", // the agent's label
 		"github.com/resmongw/resmongw/version", // the build's version, for the preamble (no imports)

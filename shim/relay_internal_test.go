@@ -32,6 +32,15 @@ func TestScanMessage(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, "", "notifications/initialized", false, "", true},
 		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}`, "", "", true, "", true},
 		{` { "\u0069d" : 3 , "method" : "ping" }`, "3", "ping", false, "", true},
+		// Keys match exactly and the last of a repeated one counts, as in the daemon's and the
+		// SDK's decoders: the shim judges the call the daemon runs.
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","Method":"ping","params":{"name":"create_watch_profile"}}`, "4", "tools/call", false, "create_watch_profile", true},
+		{`{"jsonrpc":"2.0","id":5,"method":"ping","method":"tools/call","params":{"name":"run_sweep"}}`, "5", "tools/call", false, "run_sweep", true},
+		{`{"jsonrpc":"2.0","ID":6,"method":"ping"}`, "", "ping", false, "", true},
+		{`{"jsonrpc":"2.0","id":7,"Result":{}}`, "7", "", false, "", true},
+		{`{"jsonrpc":"2.0","id":8,"method":7}`, "8", "", false, "", true},
+		{`{"id":1} {"id":2}`, "", "", false, "", false},
+		{`{"id":1`, "", "", false, "", false},
 		{`[1,2]`, "", "", false, "", false},
 		{`not json`, "", "", false, "", false},
 	}

@@ -3,7 +3,6 @@ package shim
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -27,29 +26,35 @@ type span []byte
 
 func (s *span) UnmarshalJSON(b []byte) error { *s = b; return nil }
 
-// envelope is a line's top level as the daemon's decoder reads it (encoding/json into a
-// struct: keys matched case-insensitively, the last of a repeated key kept). A method that
-// is not a string is left "" (see decodeEnvelope).
+// envelope is a line's top level as the daemon's decoder reads it (the SDK's decoder too):
+// keys matched exactly, the last of a repeated key kept. A method that is not a string is
+// left "". Each span points into the line.
 type envelope struct {
-	ID     span   `json:"id"`
-	Method string `json:"method"`
-	Params span   `json:"params"`
-	Result span   `json:"result"`
-	Error  span   `json:"error"`
+	ID     span
+	Method string
+	Params span
+	Result span
+	Error  span
 }
 
 // decodeEnvelope reads the top level of a JSON object line; false for anything that is not
-// an object. Its spans point into b.
+// one valid JSON object. It decodes into a map, whose keys match exactly (the last of a
+// repeated key kept): encoding/json's struct decoding would take "Method" for "method", and
+// the shim must judge the call the daemon runs. The spans point into b.
 func decodeEnvelope(b []byte) (e envelope, ok bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return e, false
 	}
-	// A member of the wrong type (a numeric method) is skipped and the rest decoded: the
-	// line is still an object, as before, whose method is no method.
-	var te *json.UnmarshalTypeError
-	err := json.Unmarshal(b, &e)
-	return e, err == nil || errors.As(err, &te)
+	var top map[string]span
+	if json.Unmarshal(b, &top) != nil {
+		return e, false
+	}
+	e.ID, e.Params, e.Result, e.Error = top["id"], top["params"], top["result"], top["error"]
+	if m := top["method"]; len(m) > 0 && m[0] == '"' {
+		_ = json.Unmarshal(m, &e.Method)
+	}
+	return e, true
 }
 
 // scanMessage reads what the relay needs of a JSON object line; ok is false for anything

@@ -1,6 +1,7 @@
-// Package trustfile holds the one rule of whether a file is the user's own and nobody else
-// can change it (OpenSSH StrictModes-style), and applies it to the files the daemon reads
-// (resmon's state directory, port and token files) and to the paths config writers replace.
+// Package trustfile applies the one rule of whether a file is the user's own and nobody else
+// can change it (package ours; OpenSSH StrictModes-style) to the files the daemon reads
+// (resmon's state directory, port and token files), the directory of its log, and the paths
+// config writers replace, with messages that name what was found and the fix.
 package trustfile
 
 import (

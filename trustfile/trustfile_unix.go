@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/resmongw/resmongw/ours"
 )
 
 // ReadFile reads at most max bytes of path, which must be a regular file owned by this
@@ -123,11 +125,11 @@ func checkAncestor(a, dir string) error {
 	if a == dir {
 		what = "(a directory)"
 	}
-	switch ours(st.Uid, st.Gid, mode, true) {
-	case otherOwner:
+	switch ours.Judge(st.Uid, st.Gid, mode, true) {
+	case ours.OtherOwner:
 		return &Error{Path: a, Problem: what + " belongs to another user, who could replace what is in it",
 			Found: found(st.Uid, mode), Fix: "use a directory tree that only you and root own"}
-	case othersWrite:
+	case ours.OthersWrite:
 		return &Error{Path: a, Problem: what + " is writable by other users, who could replace what is in it",
 			Found: found(st.Uid, mode), Fix: writableFix(a, st.Uid, true)}
 	}
@@ -200,8 +202,8 @@ func checkOwnerMode(path string, uid, gid uint32, mode fs.FileMode, kind Kind, i
 	if isDir {
 		what, chmod = "directory", "chmod 700 "
 	}
-	verdict := ours(uid, gid, mode, false)
-	if verdict == otherOwner {
+	verdict := ours.Judge(uid, gid, mode, false)
+	if verdict == ours.OtherOwner {
 		fix := fmt.Sprintf("the %s must be your own (%s): point RESMON_STATE_DIR at your resmon's, or run: chown %d %s", what, owner(me), me, shellQuote(path))
 		if isDir { // never a chown of a directory others may use (/tmp, a team's)
 			fix = fmt.Sprintf("the directory must be your own (%s): point RESMON_STATE_DIR at your resmon's state directory", owner(me))
@@ -211,9 +213,9 @@ func checkOwnerMode(path string, uid, gid uint32, mode fs.FileMode, kind Kind, i
 	}
 	problem := ""
 	switch {
-	case verdict == othersWrite:
+	case verdict == ours.OthersWrite:
 		problem = "is writable by other users"
-	case kind == Secret && readableByOthers(mode):
+	case kind == Secret && ours.ReadableByOthers(mode):
 		problem = "is readable by other users"
 	}
 	if problem != "" {
