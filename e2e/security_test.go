@@ -115,7 +115,7 @@ func TestBadInputDaemonSurvives(t *testing.T) {
 	w.startDaemon()
 	pid := w.daemonPID()
 	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 120*time.Second)
+	ctx := testkit.Context(t, 5*time.Minute)
 	bystander := w.connect(ctx, simEnv(sim)...)
 	bystander.must(ctx, "health", nil)
 
@@ -156,12 +156,12 @@ func TestBadInputDaemonSurvives(t *testing.T) {
 		go func() { done <- cmd.Wait() }()
 		select {
 		case <-done:
-		case <-time.After(45 * time.Second):
+		case <-time.After(testkit.WaitLimit):
 			_ = cmd.Process.Kill()
 			<-done
 			t.Fatalf("%s: the shim did not end after stdin closed", name)
 		}
-		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, testkit.WaitLimit)
 		bystander.must(cctx, "health", nil)
 		cancel()
 	}
