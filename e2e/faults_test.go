@@ -287,7 +287,11 @@ func TestFaultSlowBackend(t *testing.T) {
 	a := w.connect(ctx, simEnv(slow)...)
 	b := w.connect(ctx, simEnv(fast)...)
 	a.must(ctx, "health", nil)
-	slow.SetDelay(time.Minute)
+	// Only the search hangs: the daemon re-verifies the backend on its own schedule, and a
+	// health check hung past its 3 s probe timeout would mark the backend down, so that the
+	// call below were answered unavailable without being sent (on a loaded machine, where the
+	// call takes seconds to reach the daemon, that happened).
+	slow.SetPathDelay("/api/explorer/search", time.Minute)
 
 	hung := make(chan result, 1)
 	cctx, giveUp := context.WithCancel(ctx)
@@ -310,8 +314,8 @@ func TestFaultSlowBackend(t *testing.T) {
 		t.Fatalf("the abandoned call: %v %v", r.err, r.payload)
 	}
 	// The session that gave up still works once the backend is fast again.
-	slow.SetDelay(0)
-	a.must(ctx, "health", nil)
+	slow.SetPathDelay("/api/explorer/search", 0)
+	a.must(ctx, "search_corpus", map[string]any{"query": "graph"})
 
 	// The request timeout itself, in-process: the same watcher and upstream the daemon builds,
 	// with the bounds the test must cross set small. The watcher verifies the backend first,
@@ -323,11 +327,12 @@ func TestFaultSlowBackend(t *testing.T) {
 	}
 	defer wt.Close()
 	waitVerified(ctx, t, wt)
-	slow.SetDelay(time.Minute)
-	// The timeout leaves a loaded machine ample time to connect and write the request, so
-	// it is the answer that times out.
+	// The request timeout covers the connect too: a first call, answered at once, leaves a
+	// connection in the pool, so the hung call below is written on it and it is the answer
+	// that times out (with a 1 s timeout and a fresh connection, a loaded machine's connect
+	// ran past it: ConnectTimeout).
 	up := proxy.NewUpstream(wt, &proxy.UpstreamOptions{RetryWait: 50 * time.Millisecond,
-		Client: &proxy.ClientOptions{RequestTimeout: time.Second}})
+		Client: &proxy.ClientOptions{RequestTimeout: 5 * time.Second}})
 	defer up.Close()
 	srv := proxy.NewServer(up, nil)
 	ct, st := mcp.NewInMemoryTransports()
@@ -342,6 +347,8 @@ func TestFaultSlowBackend(t *testing.T) {
 	}
 	defer cs.Close()
 	in := &session{w: w, cs: cs}
+	in.must(ctx, "search_corpus", map[string]any{"query": "graph"})
+	slow.SetDelay(time.Minute)
 	r = in.call(ctx, "search_corpus", map[string]any{"query": "graph"})
 	if detail, _ := r.payload["detail"].(map[string]any); !unavailable(r) || detail["reason"] != "ReadTimeout" {
 		t.Fatalf("a hung backend past the request timeout: %v %v", r.code(), r.payload)
