@@ -20,7 +20,7 @@ type Record struct {
 	Client        string    `json:"client,omitempty"` // clientInfo.name
 	ClientVersion string    `json:"client_version,omitempty"`
 	Target        string    `json:"target"`
-	Tool          string    `json:"tool"` // proxy.UnknownTool for a name the table lacks, never the name sent
+	Tool          string    `json:"tool"` // mcpserver.UnknownTool for a name the table lacks, never the name sent
 	Write         bool      `json:"write"`
 	Outcome       string    `json:"outcome"` // see Outcome
 	// Confirmation is how a write was confirmed (asked_yes, remembered, harness, …); empty for reads.
@@ -41,7 +41,7 @@ const (
 )
 
 // Outcome is how a call ended, from its error code ("" on success), how a write was confirmed
-// (proxy's Confirm* values) and whether a sent write's answer was lost. A confirmation that
+// (mcpserver's Confirm* values) and whether a sent write's answer was lost. A confirmation that
 // kept the write from being sent names the outcome (declined, cancelled, timed_out,
 // cannot_ask, asked: the form went out and the answer comes in a new call, …); the code it
 // answered with would only say "refused".

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/spf13/pflag"
 )
 
 // Options are `resmongw activity`'s flags.
@@ -31,15 +31,13 @@ type Options struct {
 	Stop   <-chan struct{}
 }
 
-// FlagSet is activity's flag set, bound to o; the CLI shows and parses exactly these.
-func FlagSet(o *Options) *flag.FlagSet {
-	fs := flag.NewFlagSet("activity", flag.ContinueOnError)
-	fs.IntVar(&o.N, "n", 20, "show the last `N` calls (0: every call kept)")
+// BindFlags declares activity's flags on fs, bound to o; the CLI shows and parses exactly these.
+func BindFlags(fs *pflag.FlagSet, o *Options) {
+	fs.IntVarP(&o.N, "n", "n", 20, "show the last `N` calls (0: every call kept)")
 	fs.StringVar(&o.Since, "since", "", "only calls since `WHEN`: a duration back from now (90m, 24h) or a time (2026-12-05T10:00:00Z)")
-	fs.BoolVar(&o.Follow, "f", false, "then follow: print each new call as it finishes, until Ctrl-C")
+	fs.BoolVarP(&o.Follow, "f", "f", false, "then follow: print each new call as it finishes, until Ctrl-C")
 	fs.BoolVar(&o.JSON, "json", false, "print JSON Lines (time, session, client, tool, write, outcome, confirmation, duration_ms)")
 	fs.StringVar(&o.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	return fs
 }
 
 // Exit codes of `resmongw activity`.

@@ -32,7 +32,7 @@ const (
 	Target23Idle1000     = 64 << 20               // daemon RSS with 1,000 idle sessions
 	Target23IdleSwitches = 30                     // daemon context switches per 10 s, sessions idle
 	idleWakeupWindow     = 10 * time.Second
-	directIdleConnLimit  = 4 * time.Second // the daemon's pooled-connection idle timeout (proxy.idleConnTimeout)
+	directIdleConnLimit  = 4 * time.Second // the daemon's pooled-connection idle timeout (backend.idleConnTimeout)
 )
 
 // Helpers are the two baseline programs benchtable builds from this module (bench/cmd/oneline

@@ -10,7 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // rawAgainstStub connects a RawSession to the real MCP server and tool layer (backend
@@ -18,8 +19,8 @@ import (
 func rawAgainstStub(t *testing.T, ctx context.Context) *RawSession {
 	t.Helper()
 	client, server := net.Pipe()
-	srv := proxy.NewServer(stubAPI{}, &proxy.ServerOptions{Tools: proxy.Tools})
-	ss, err := srv.Connect(ctx, proxy.WrapTransport(&mcp.IOTransport{Reader: server, Writer: server}, proxy.Tools), nil)
+	srv := mcpserver.NewServer(stubAPI{}, &mcpserver.ServerOptions{Tools: tools.Tools})
+	ss, err := srv.Connect(ctx, mcpserver.WrapTransport(&mcp.IOTransport{Reader: server, Writer: server}, tools.Tools), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
+	"github.com/resmongw/resmongw/toolfacts"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // BudgetBytes is the size above which a tool's default answer needs a reason (issue 7).
@@ -59,7 +61,7 @@ func MeasureToolSizes(ctx context.Context, dir string) ([]ToolSize, error) {
 		}
 		out = append(out, row)
 	}
-	for _, t := range proxy.Tools {
+	for _, t := range tools.Tools {
 		if t.RequiresConfirmation {
 			continue
 		}
@@ -71,7 +73,7 @@ func MeasureToolSizes(ctx context.Context, dir string) ([]ToolSize, error) {
 		}
 		call(t.Name, ids.argsFor(t.Name))
 	}
-	for _, t := range proxy.Tools {
+	for _, t := range tools.Tools {
 		if t.RequiresConfirmation {
 			call(t.Name, ids.argsFor(t.Name))
 		}
@@ -87,27 +89,27 @@ type ids struct {
 }
 
 func (c ids) argsFor(tool string) map[string]any {
-	switch tool {
-	case "search_corpus":
-		return map[string]any{"query": c.query}
-	case "find_similar", "explain_match", "get_paper_lifecycle":
-		return map[string]any{"doc_id": c.doc}
-	case "get_routine", "run_routine", "activate_routine", "deactivate_routine":
-		return map[string]any{"routine_id": c.routine}
-	case "get_execution", "get_execution_results", "get_search_record", "export_references":
-		return map[string]any{"exec_id": c.exec}
-	case "get_watch_profile", "get_profile_matches":
-		return map[string]any{"profile_id": c.profile}
-	case "run_sweep":
-		return map[string]any{"query": c.query, "sources": c.sources}
-	case "create_routine":
-		return map[string]any{"name": "bench routine", "keywords": []string{c.query}, "sources": c.sources, "schedule": "0 8 * * 1"}
-	case "create_watch_profile":
-		return map[string]any{"name": "Bench Person"}
-	case "update_settings":
-		return map[string]any{"group": "notifications", "settings": map[string]any{"notify_automatic_mode": "all"}}
+	row, _ := toolfacts.ByName(tool)
+	args := maps.Clone(row.Example) // the row's example, with this corpus's real ids and words
+	for k := range args {
+		switch k {
+		case "doc_id":
+			args[k] = c.doc
+		case "routine_id":
+			args[k] = c.routine
+		case "exec_id":
+			args[k] = c.exec
+		case "profile_id":
+			args[k] = c.profile
+		case "query":
+			args[k] = c.query
+		case "keywords":
+			args[k] = []string{c.query}
+		case "sources":
+			args[k] = c.sources
+		}
 	}
-	return map[string]any{}
+	return args
 }
 
 // corpusIDs picks the completed execution with the most results (the largest default answers
@@ -188,7 +190,7 @@ func corpusIDs(ctx context.Context, s *Session) (ids, error) {
 }
 
 // enumOf returns a tool's enum values for prop, sorted.
-func enumOf(t proxy.Tool, prop string) []string {
+func enumOf(t tools.Tool, prop string) []string {
 	props, _ := t.InputSchema["properties"].(map[string]any)
 	p, _ := props[prop].(map[string]any)
 	var out []string

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // The size table must cover every tool with a successful answer; a tool that fails on the
@@ -31,7 +31,7 @@ func TestToolSizesCoverEveryTool(t *testing.T) {
 			t.Errorf("%s %s answered nothing", s.Tool, s.Args)
 		}
 	}
-	for _, tool := range proxy.Tools {
+	for _, tool := range tools.Tools {
 		if got[tool.Name] == 0 {
 			t.Errorf("no row for %s", tool.Name)
 		}
@@ -41,9 +41,9 @@ func TestToolSizesCoverEveryTool(t *testing.T) {
 	}
 }
 
-func mustTool(t *testing.T, name string) proxy.Tool {
+func mustTool(t *testing.T, name string) tools.Tool {
 	t.Helper()
-	tool, ok := proxy.ToolByName(name)
+	tool, ok := tools.ToolByName(name)
 	if !ok {
 		t.Fatalf("no tool %s", name)
 	}

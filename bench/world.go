@@ -18,11 +18,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/resmonsim"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // Protocol is the MCP version every benchmark client asks for: a version that still opens with
@@ -255,10 +257,10 @@ func InProcSession(ctx context.Context, stateDir string) (*Session, error) {
 		cancel()
 		return nil, err
 	}
-	up := proxy.NewUpstream(watcher, nil)
-	srv := proxy.NewServer(up, &proxy.ServerOptions{Tools: proxy.Tools})
+	up := backend.NewUpstream(watcher, nil)
+	srv := mcpserver.NewServer(up, &mcpserver.ServerOptions{Tools: tools.Tools})
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(wctx, proxy.WrapTransport(st, proxy.Tools), nil)
+	ss, err := srv.Connect(wctx, mcpserver.WrapTransport(st, tools.Tools), nil)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -281,9 +283,9 @@ func InProcSession(ctx context.Context, stateDir string) (*Session, error) {
 // request at once with a fixed health body: the cost of the MCP SDK (client and server) and
 // the tool layer alone, with no HTTP at all.
 func StubSession(ctx context.Context) (*Session, error) {
-	srv := proxy.NewServer(stubAPI{}, &proxy.ServerOptions{Tools: proxy.Tools})
+	srv := mcpserver.NewServer(stubAPI{}, &mcpserver.ServerOptions{Tools: tools.Tools})
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(context.Background(), proxy.WrapTransport(st, proxy.Tools), nil)
+	ss, err := srv.Connect(context.Background(), mcpserver.WrapTransport(st, tools.Tools), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +307,7 @@ var stubHealth = map[string]any{
 		"runtime_id": "79caaa17-df22-40db-b981-af5d6ada7b9c", "schema_version": 21},
 }
 
-func (stubAPI) Call(context.Context, *proxy.Request) (any, error) { return stubHealth, nil }
+func (stubAPI) Call(context.Context, *backend.Request) (any, error) { return stubHealth, nil }
 
 // DirectHTTP is the baseline: the request the health tool makes, straight to the simulator
 // with the same route and token over a keep-alive connection.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // The first shim finds no daemon, starts one detached, and is served by it; the daemon
@@ -25,8 +26,8 @@ func TestAutostartServesSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools.Tools) != 25 {
-		t.Fatalf("tools/list: %d tools, want 25", len(tools.Tools))
+	if len(tools.Tools) != len(toolfacts.Rows) {
+		t.Fatalf("tools/list: %d tools, want %d", len(tools.Tools), len(toolfacts.Rows))
 	}
 	if got := healthRuntimeID(ctx, t, s.cs); got != sim.RuntimeID() {
 		t.Fatalf("health runtime id %s, want the simulator's %s", got, sim.RuntimeID())

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/resmongw/resmongw/resmonsim"
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // The backend restarts (same port, then a new port) under an open session: the next call
@@ -43,7 +44,7 @@ func TestBackendStopped(t *testing.T) {
 	}
 	for _, sess := range []*shimSession{s, w.connect(ctx, "2025-11-25", simEnv(sim)...)} {
 		tools, err := sess.cs.ListTools(ctx, nil)
-		if err != nil || len(tools.Tools) != 25 {
+		if err != nil || len(tools.Tools) != len(toolfacts.Rows) {
 			t.Fatalf("tools/list with the backend down: %v, %v", err, tools)
 		}
 		for tool, args := range map[string]map[string]any{"health": {}, "search_corpus": {"query": "x"}} {

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -53,7 +53,7 @@ func TestBudgetThroughTheShim(t *testing.T) {
 		budget int
 		who    string
 	}{
-		{"codex-mcp-client", nil, proxy.CodexBudget, "Codex"},
+		{"codex-mcp-client", nil, mcpserver.CodexBudget, "Codex"},
 		{"claude-code", []string{"--max-output", "3000"}, 3000, "--max-output"},
 		{"e2e", []string{"--max-output=5000"}, 5000, "--max-output"},
 	} {

@@ -16,15 +16,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/resmongw/resmongw/activity"
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/discovery"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/statusdoc"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // Bounds.
 const (
 	preambleWait  = 5 * time.Second // a client must send its preamble this fast
-	statusSettle  = discovery.ProbeTimeout + 2*time.Second
 	closeSessions = 3 * time.Second // graceful session close at shutdown, then force
 	forceWait     = 2 * time.Second
 
@@ -57,10 +59,10 @@ type daemon struct {
 	targets *targets
 	// upstream configures every target's backend client (the request timeout); nil means
 	// the defaults.
-	upstream *proxy.UpstreamOptions
+	upstream *backend.UpstreamOptions
 	// confirm is how writes are confirmed: the key of the states this process signs, the
-	// timeout, the states still open (proxy/confirm.go); in memory only.
-	confirm *proxy.Confirmations
+	// timeout, the states still open (mcpserver/confirm.go); in memory only.
+	confirm *mcpserver.Confirmations
 
 	ctx context.Context // lives until shutdown; parent of watchers and sessions
 
@@ -127,7 +129,7 @@ func (d *daemon) requestStop(m stopMode) {
 type sessionKey struct{}
 
 // newTarget builds the watcher, upstream and MCP server for one target. The tool list comes
-// from proxy.Tools, not from the backend, so initialize and tools/list answer at once and never
+// from tools.Tools, not from the backend, so initialize and tools/list answer at once and never
 // change whatever the backend does.
 func (d *daemon) newTarget(key string, env discovery.Target) *target {
 	t := &target{key: key, env: env, stats: newCallStats(), created: time.Now()}
@@ -139,11 +141,11 @@ func (d *daemon) newTarget(key string, env discovery.Target) *target {
 		// The watcher keeps re-checking on its own; the tools report backend_unavailable.
 		d.log.Warn("watcher start", zap.String("target", key), zap.Error(err))
 	}
-	t.upstream = proxy.NewUpstream(t.watcher, d.upstream)
-	t.server = proxy.NewServer(t.upstream, &proxy.ServerOptions{
-		Tools:  proxy.Tools,
+	t.upstream = backend.NewUpstream(t.watcher, d.upstream)
+	t.server = mcpserver.NewServer(t.upstream, &mcpserver.ServerOptions{
+		Tools:  tools.Tools,
 		Logger: d.sdkLog,
-		OnCall: func(ctx context.Context, r proxy.CallRecord) { d.recordCall(ctx, t, r) },
+		OnCall: func(ctx context.Context, r mcpserver.CallRecord) { d.recordCall(ctx, t, r) },
 	})
 	d.log.Info("target opened", zap.String("target", key),
 		zap.String("state_dir", t.watcher.Current().Resolved.StateDir))
@@ -152,7 +154,7 @@ func (d *daemon) newTarget(key string, env discovery.Target) *target {
 
 // recordCall keeps stats, the activity record and a log line of one tool call: never its
 // arguments, never the token.
-func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) {
+func (d *daemon) recordCall(ctx context.Context, t *target, r mcpserver.CallRecord) {
 	now := time.Now()
 	t.stats.record(r.Tool, r.Code, r.Info.RuntimeID, r.Duration, now)
 	var sid uint64
@@ -165,7 +167,7 @@ func (d *daemon) recordCall(ctx context.Context, t *target, r proxy.CallRecord) 
 		DurationMS: float64(r.Duration.Microseconds()) / 1000})
 	fields := make([]zap.Field, 0, 12)
 	if r.Requested != "" {
-		// Only for unknown tools, and already cut short by the proxy: a client-chosen string.
+		// Only for unknown tools, and already cut short by the MCP server: a client-chosen string.
 		fields = append(fields, zap.String("requested", r.Requested))
 	}
 	d.log.Info("tool call", append(fields,
@@ -346,7 +348,7 @@ func (d *daemon) handle(c *net.UnixConn) {
 	pre, err := sessionwire.ReadPreamble(br)
 	if err != nil {
 		d.log.Warn("bad preamble", zap.Int("pid", pid), zap.Error(err))
-		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
+		refuse(c, err)
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
@@ -380,7 +382,7 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	}
 	if err != nil {
 		d.log.Warn("session refused", zap.Int("pid", pid), zap.Error(err))
-		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
+		refuse(c, err)
 		return
 	}
 	// The target is released before the session leaves d.sessions, so that once status
@@ -388,15 +390,13 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { d.targets.release(t) }) }
 	defer release()
-	policy, err := proxy.ParseWritePolicy(pre.Writes)
-	if err != nil {
-		// Never a session under a policy we did not understand: the shim says why and exits.
-		_, _ = c.Write(sessionwire.Line(sessionwire.Reply{Resmongw: sessionwire.Protocol, Error: err.Error()}))
+	policy, ok := writePolicy(c, pre)
+	if !ok {
 		return
 	}
 	writes := d.confirm.Session(policy)
 	defer writes.Close()
-	s := &session{writes: writes, SessionStatus: SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
+	s := &session{writes: writes, SessionStatus: statusdoc.SessionStatus{ID: d.nextID.Add(1), Target: t.key, Client: pre.Client, PID: pid, HarnessPID: pre.PPID, Since: time.Now()},
 		ended: make(chan struct{})}
 	defer close(s.ended)
 	// The session is registered, with the connection a stop drains, before the client hears
@@ -410,13 +410,11 @@ func (d *daemon) serveMCP(c *net.UnixConn, br *bufio.Reader, pre *sessionwire.Pr
 		return
 	}
 	defer d.removeSession(s)
-	if _, err := c.Write(sessionwire.Line(sessionReply())); err != nil {
-		return
-	}
-	ctx := proxy.WithMaxOutput(proxy.WithWriteSession(context.WithValue(d.ctx, sessionKey{}, s), writes), pre.MaxOutput)
-	ss, err := t.server.Connect(ctx, proxy.WrapTransport(lt, proxy.Tools), nil)
+	ss, err := connectSession(context.WithValue(d.ctx, sessionKey{}, s), c, t.server, lt, pre, writes)
 	if err != nil {
-		d.log.Warn("session connect", zap.Error(err))
+		if !errors.Is(err, errNoReply) {
+			d.log.Warn("session connect", zap.Error(err))
+		}
 		return
 	}
 	d.mu.Lock()
@@ -516,7 +514,7 @@ func (d *daemon) shutdown(mode stopMode) {
 
 // shutdownBound is the longest shutdown can take with upstream options o: the drain, the
 // sessions' close, the handlers' exit (the three waits above).
-func shutdownBound(o *proxy.UpstreamOptions) time.Duration {
+func shutdownBound(o *backend.UpstreamOptions) time.Duration {
 	return drainBound(o) + 2*closeSessions + forceWait
 }
 

@@ -29,39 +29,40 @@
 //     a message gets its JSON-RPC error and the session goes on; the id of every request read
 //     is kept until it is answered, so a half-close (the harness closed stdin) ends the
 //     session only after the answers owed are out, and at most 64 run at once.
-//  5. Wire wrapper (proxy/wire.go). Between lineConn and the SDK: it notes which request
+//  5. Wire wrapper (mcpserver/wire.go, put on by mcpserver.Connect). Between lineConn and the SDK: it notes which request
 //     is a tools/call, tools/list or initialize, so that answers get what the SDK would not
 //     put on them (requires_confirmation and table order on tools/list, isError:false on a
 //     tool result) and nothing is written for a request the client cancelled.
-//  6. go-sdk (proxy/server.go NewServer). Every MCP message goes through the SDK's server
+//  6. go-sdk (mcpserver/server.go NewServer). Every MCP message goes through the SDK's server
 //     session, on both protocol families: initialize-based, and 2026-07-28 (server/discover,
 //     client info and capabilities in each request's _meta). It decodes the request (keys
-//     matched exactly: "Name" is no tool's name) and dispatches it. The proxy's middleware
+//     matched exactly: "Name" is no tool's name) and dispatches it. The server's middleware
 //     answers unknown tool names the reference's way (an isError result), refuses the methods
 //     we do not serve, and reports every call (name, outcome, duration, runtime id — never
 //     arguments) to the daemon's stats and log (daemon.go recordCall, stats.go, logging.go).
-//  7. The tool (proxy/tools.go table, proxy/tools_corpus.go toolSearchCorpus). The
-//     arguments are decoded with exact numbers and checked against the row's own input
-//     schema (proxy/types.go Tool.Run, proxy/argcheck.go): a refused argument is an
+//  7. The tool (its row in toolfacts/table.go, its handler tools/tools_corpus.go
+//     toolSearchCorpus, keyed in tools/handlers.go). The arguments are decoded with exact
+//     numbers and checked against the row's own input schema (tools/tool.go Tool.Run,
+//     tools/argcheck.go): a refused argument is an
 //     invalid_argument answer and nothing is sent. The handler builds the backend request
 //     (POST /api/explorer/search with query, limit, sort).
-//  8. Upstream (proxy/upstream.go). The call runs on the target's current verified
+//  8. Upstream (backend/upstream.go). The call runs on the target's current verified
 //     generation of the backend, as the discovery watcher (discovery/watcher.go) last
 //     proved it: port and token files found, /api/health answered with the right identity.
 //     With none verified the answer is backend_unavailable and nothing is sent (only the
 //     very first check is waited for, bounded). A read whose generation vanished under it
 //     is retried once on the next verified generation; a write never is.
-//  9. Client (proxy/client.go). net/http with one tuned Transport per generation (a bounded
+//  9. Client (backend/client.go). net/http with one tuned Transport per generation (a bounded
 //     keep-alive pool; idle connections dropped before resmon drops them), a connection of
 //     its own for each write, the request timeout, the token in the header (and registered
 //     with scrub as it was read), answers bounded at 4 MiB. A failure says whether the
-//     request was sent (proxy/errors.go): not sent means nothing was done.
+//     request was sent (backend/errors.go): not sent means nothing was done.
 //  10. Backend. resmon (or resmonsim in tests) answers over 127.0.0.1.
-//  11. Reply shape (proxy/replies.go, the handler). The body must be what the route returns
+//  11. Reply shape (tools/replies.go, the handler). The body must be what the route returns
 //     (here an object with a results list); anything else is an upstream_error saying what
 //     came instead, never an empty success. The handler then shapes the answer: caveats and
 //     counts the contract says travel with it stay in it.
-//  12. Scrub (proxy/server.go toolResult, scrub/). The payload becomes the one text item of
+//  12. Scrub (mcpserver/server.go toolResult, scrub/). The payload becomes the one text item of
 //     the result, with every token this process has read replaced, whatever route a token
 //     might have taken into it.
 //  13. Answer. The SDK marshals the result, the wire wrapper adds isError:false, lineConn

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,9 +19,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/resmongw/resmongw/activity"
+	"github.com/resmongw/resmongw/backend"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/paths"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/version"
+	"github.com/spf13/pflag"
 )
 
 // RequestTimeoutEnv sets serve's default --request-timeout.
@@ -39,35 +40,34 @@ type Config struct {
 	// new session is refused with the reason.
 	MaxTargets int
 	// RequestTimeout bounds one backend request; 0 = $RESMONGW_REQUEST_TIMEOUT, else the
-	// proxy's default.
+	// backend client's default.
 	RequestTimeout time.Duration
 	// RetryWait bounds how long a read whose backend went away waits for a new one before it
-	// answers backend_unavailable; 0 = the proxy's default.
+	// answers backend_unavailable; 0 = the backend client's default.
 	RetryWait time.Duration
 	// ExitWhenIdle, when positive, makes the daemon exit after that long with no session: an
 	// autostarted daemon must not outlive its harnesses for ever. The service-managed daemon
 	// leaves it 0 and stays.
 	ExitWhenIdle time.Duration
 	// ConfirmTimeout bounds how long a write's confirmation waits for the person (0: the
-	// proxy's default); no answer within it sends nothing.
+	// backend client's default); no answer within it sends nothing.
 	ConfirmTimeout time.Duration
 	// Getenv reads the daemon's own environment (defaults, profiling); nil = os.Getenv.
 	Getenv func(string) string
 }
 
-// ServeFlags is serve's flag set, bound to c; the CLI shows and parses exactly these.
-func ServeFlags(c *Config) *flag.FlagSet {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+// BindServeFlags declares serve's flags on fs, bound to c; the CLI shows and parses exactly
+// these.
+func BindServeFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
 	fs.StringVar(&c.LogFile, "log-file", "", "log file (default: beside the socket, named after it: mcp.sock → mcp.log)")
 	fs.BoolVar(&c.Foreground, "foreground", false, "also log to stderr (default when stderr is a terminal)")
 	fs.DurationVar(&c.TargetIdle, "target-idle", 5*time.Minute, "how long a target's watcher outlives its last session")
 	fs.IntVar(&c.MaxTargets, "max-targets", DefaultMaxTargets, "most distinct resmon targets (harness environments) served at once; idle ones make room first")
-	fs.DurationVar(&c.RequestTimeout, "request-timeout", 0, "how long one backend request may take, body included (default: $"+RequestTimeoutEnv+", else "+proxy.DefaultRequestTimeout.String()+")")
-	fs.DurationVar(&c.RetryWait, "retry-wait", 0, "how long a read whose backend went away waits for a new one (default "+proxy.DefaultRetryWait.String()+")")
-	fs.DurationVar(&c.ConfirmTimeout, "confirm-timeout", proxy.DefaultConfirmTimeout, "how long the question before a write waits for the person's answer; no answer sends nothing")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", 0, "how long one backend request may take, body included (default: $"+RequestTimeoutEnv+", else "+backend.DefaultRequestTimeout.String()+")")
+	fs.DurationVar(&c.RetryWait, "retry-wait", 0, "how long a read whose backend went away waits for a new one (default "+backend.DefaultRetryWait.String()+")")
+	fs.DurationVar(&c.ConfirmTimeout, "confirm-timeout", mcpserver.DefaultConfirmTimeout, "how long the question before a write waits for the person's answer; no answer sends nothing")
 	fs.DurationVar(&c.ExitWhenIdle, "exit-when-idle", 0, "exit after this long with no session (autostarted daemons; 0 = never)")
-	return fs
 }
 
 // Server is one daemon, built the same way for `resmongw serve` and for tests: New, then
@@ -92,7 +92,7 @@ func New(c Config) (*Server, error) {
 	}
 	timeout := c.RequestTimeout
 	if timeout == 0 {
-		timeout = proxy.DefaultRequestTimeout
+		timeout = backend.DefaultRequestTimeout
 		if v := getenv(RequestTimeoutEnv); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
@@ -145,8 +145,8 @@ func New(c Config) (*Server, error) {
 		logFile = ""
 	}
 	d, cancel := newDaemon(socket, logFile, log, newSlogBridge(log), idleTTL,
-		&proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}, RetryWait: c.RetryWait})
-	d.confirm = proxy.NewConfirmations(c.ConfirmTimeout)
+		&backend.UpstreamOptions{Client: &backend.ClientOptions{RequestTimeout: timeout}, RetryWait: c.RetryWait})
+	d.confirm = mcpserver.NewConfirmations(c.ConfirmTimeout)
 	if logErr != nil {
 		d.logProblem = logErr.Error()
 		log.Warn("the log file cannot be opened; logging to stderr", zap.Error(logErr))
@@ -160,14 +160,14 @@ func New(c Config) (*Server, error) {
 
 // newDaemon is the one place a daemon is put together, for New and for the package's tests
 // (which then swap targets.make for a fake backend). cancel ends its context.
-func newDaemon(socket, logFile string, log *zap.Logger, sdkLog *slog.Logger, idleTTL time.Duration, upstream *proxy.UpstreamOptions) (*daemon, context.CancelFunc) {
+func newDaemon(socket, logFile string, log *zap.Logger, sdkLog *slog.Logger, idleTTL time.Duration, upstream *backend.UpstreamOptions) (*daemon, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &daemon{
 		socket: socket, logFile: logFile, started: time.Now(), log: log, sdkLog: sdkLog,
 		ctx: ctx, sessions: map[uint64]*session{}, conns: map[net.Conn]struct{}{},
 		upstream: upstream, failed: make(chan error, 1), stopReq: make(chan stopMode, 1),
 		activity: activity.New(nil, activityKeep),
-		confirm:  proxy.NewConfirmations(0),
+		confirm:  mcpserver.NewConfirmations(0),
 	}
 	d.targets = &targets{m: map[string]*target{}, idleTTL: idleTTL, make: d.newTarget, log: log}
 	return d, cancel

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/sessionwire"
 	"go.uber.org/zap"
 )
@@ -21,12 +21,12 @@ import (
 // the fuzz input run their handlers without a backend.
 type okAPI struct{}
 
-func (okAPI) Call(context.Context, *proxy.Request) (any, error) {
+func (okAPI) Call(context.Context, *backend.Request) (any, error) {
 	return map[string]any{"status": "ok", "version": "2.3.0"}, nil
 }
 
 // fuzzDaemon is newTestDaemon (a real accept loop: peer check, preamble, target registry,
-// line transport, the proxy's MCP server; a fake backend) serving on a private socket, with
+// line transport, the MCP server (mcpserver); a fake backend) serving on a private socket, with
 // its log discarded: an observed log would keep every line of every input in memory.
 func fuzzDaemon(f *testing.F) string {
 	socket, ln := testSocket(f)

@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
+	"github.com/resmongw/resmongw/tools"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -26,9 +28,9 @@ func newTestDaemon(t testing.TB, socket string, ln listener) (*daemon, *observer
 	d.setListener(ln)
 	d.targets.make = func(key string, env discovery.Target) *target {
 		w := discovery.NewWatcher(env, nil) // never started: the fake API needs no discovery
-		tg := &target{key: key, env: env, watcher: w, upstream: proxy.NewUpstream(w, nil), stats: newCallStats()}
-		tg.server = proxy.NewServer(okAPI{}, &proxy.ServerOptions{Tools: proxy.Tools,
-			OnCall: func(ctx context.Context, r proxy.CallRecord) { d.recordCall(ctx, tg, r) }})
+		tg := &target{key: key, env: env, watcher: w, upstream: backend.NewUpstream(w, nil), stats: newCallStats()}
+		tg.server = mcpserver.NewServer(okAPI{}, &mcpserver.ServerOptions{Tools: tools.Tools,
+			OnCall: func(ctx context.Context, r mcpserver.CallRecord) { d.recordCall(ctx, tg, r) }})
 		return tg
 	}
 	return d, logs, cancel

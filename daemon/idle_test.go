@@ -4,6 +4,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/resmongw/resmongw/statusdoc"
 )
 
 // The idle timer asks for a stop only when nothing is connected at the moment it fires: a
@@ -63,7 +65,7 @@ func TestIdleTimerFollowsSessions(t *testing.T) {
 	d.mu.Lock()
 	d.idle = &idleExit{after: time.Millisecond, timer: time.AfterFunc(time.Hour, func() { fired <- struct{}{} })}
 	d.mu.Unlock()
-	s := &session{SessionStatus: SessionStatus{ID: 7}}
+	s := &session{SessionStatus: statusdoc.SessionStatus{ID: 7}}
 	if !d.addSession(s) {
 		t.Fatal("addSession refused")
 	}

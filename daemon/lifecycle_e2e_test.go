@@ -208,27 +208,16 @@ func TestAutostartedDaemonExitsWhenIdle(t *testing.T) {
 	}
 }
 
-// testRootWorld is a user whose default socket lives under a test root (paths.TestRootEnv)
-// with a logind-style runtime directory, so two harness environments that set no
-// RESMONGW_SOCKET can be compared without touching the real user's.
-func testRootWorld(t *testing.T) (root, runtimeDir string) {
-	root = testkit.ShortTempDir(t)
-	runtimeDir = filepath.Join(root, "run", "user", strconv.Itoa(os.Getuid()))
-	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	return root, runtimeDir
-}
-
 // Two harnesses of one user, one without XDG_RUNTIME_DIR (as Codex starts servers) and with
 // another HOME, reach the same daemon: the default socket follows the uid, not the
 // environment. status names a second daemon of the user if one runs elsewhere.
 func TestTwoHarnessEnvironmentsReachOneDaemon(t *testing.T) {
 	t.Parallel()
-	root, rt := testRootWorld(t)
+	// The user's processes see a private /run/user, so the uid's default socket is this test's.
+	ru := testkit.NewRunUser(t, testkit.ShortTempDir(t))
 	sim := startSim(t)
 	ctx := testCtx(t)
-	socket := filepath.Join(rt, "resmongw", "mcp.sock")
+	socket := ru.Socket()
 	t.Cleanup(func() {
 		if pid, _ := testkit.ReadPIDFile(paths.LockFile(socket)); pid > 0 {
 			_ = testkit.StopPID(pid, testkit.WaitLimit)
@@ -236,10 +225,10 @@ func TestTwoHarnessEnvironmentsReachOneDaemon(t *testing.T) {
 	})
 	homeA, homeB := t.TempDir(), t.TempDir()
 	envOf := func(extra ...string) []string {
-		return append([]string{"PATH=" + os.Getenv("PATH"), paths.TestRootEnv + "=" + root, "RESMON_STATE_DIR=" + sim.StateDir(), testkit.NoRaceExitSleep}, extra...)
+		return append([]string{"PATH=" + os.Getenv("PATH"), "RESMON_STATE_DIR=" + sim.StateDir(), testkit.NoRaceExitSleep}, extra...)
 	}
 	harness := func(env []string) *shimSession {
-		cmd := exec.Command(bin, "stdio")
+		cmd := ru.Wrap(exec.Command(bin, "stdio"))
 		cmd.Env = env
 		return connectCmd(ctx, t, cmd)
 	}
@@ -267,11 +256,11 @@ func TestTwoHarnessEnvironmentsReachOneDaemon(t *testing.T) {
 	if err := testkit.WaitListening(stray, testkit.WaitLimit, p); err != nil {
 		t.Fatal(err)
 	}
-	st := exec.CommandContext(ctx, bin, "status")
+	st := ru.Wrap(exec.CommandContext(ctx, bin, "status"))
 	st.Env = envOf("HOME=" + homeB)
 	out, err := st.Output()
 	if err != nil || !strings.Contains(string(out), "another resmongw daemon of this user runs: pid "+strconv.Itoa(p.Pid())) ||
-		!strings.Contains(string(out), socket) {
+		!strings.Contains(string(out), "socket /run/user/"+strconv.Itoa(os.Getuid())+"/resmongw/mcp.sock\n") { // logind's, as the daemon sees it
 		t.Fatalf("status with a stray daemon: %v\n%s", err, out)
 	}
 }

@@ -17,7 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	exactjson "github.com/segmentio/encoding/json"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/backend"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/sessionwire"
 )
 
@@ -41,8 +42,8 @@ const (
 // one tool call can take with these upstream options (the wait for the first discovery check,
 // a request, the wait for a new backend, and the read's one retry), plus a margin. A fixed
 // bound would cut off answers whenever --request-timeout is raised.
-func drainBound(o *proxy.UpstreamOptions) time.Duration {
-	timeout, retry, first := proxy.DefaultRequestTimeout, proxy.DefaultRetryWait, proxy.DefaultFirstCheckWait
+func drainBound(o *backend.UpstreamOptions) time.Duration {
+	timeout, retry, first := backend.DefaultRequestTimeout, backend.DefaultRetryWait, backend.DefaultFirstCheckWait
 	if o != nil {
 		if o.Client != nil && o.Client.RequestTimeout > 0 {
 			timeout = o.Client.RequestTimeout
@@ -210,7 +211,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			case r.Method == "notifications/cancelled":
 				// The client no longer waits for that answer (and the wire layer drops it),
 				// so a half-close must not wait for it either.
-				if id, ok := proxy.CancelledRequestID(r.Params); ok {
+				if id, ok := mcpserver.CancelledRequestID(r.Params); ok {
 					c.answered(id)
 				}
 			}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/sessionwire"
 )
 
@@ -440,14 +440,14 @@ func TestLineTransportCarriesMCP(t *testing.T) {
 // a raised --request-timeout does not cut answers off.
 func TestDrainBoundFollowsTheRequestTimeout(t *testing.T) {
 	for _, timeout := range []time.Duration{time.Second, 30 * time.Second, 2 * time.Minute} {
-		o := &proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: timeout}}
+		o := &backend.UpstreamOptions{Client: &backend.ClientOptions{RequestTimeout: timeout}}
 		got := drainBound(o)
-		longest := proxy.DefaultFirstCheckWait + 2*timeout + proxy.DefaultRetryWait
+		longest := backend.DefaultFirstCheckWait + 2*timeout + backend.DefaultRetryWait
 		if got <= longest {
 			t.Errorf("timeout %v: drain %v, want more than the longest call %v", timeout, got, longest)
 		}
 	}
-	o := &proxy.UpstreamOptions{Client: &proxy.ClientOptions{RequestTimeout: 2 * time.Minute}}
+	o := &backend.UpstreamOptions{Client: &backend.ClientOptions{RequestTimeout: 2 * time.Minute}}
 	if drainBound(o) <= drainWait {
 		t.Errorf("a 2m request timeout still drains for only %v", drainBound(o))
 	}

@@ -5,18 +5,20 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/statusdoc"
+	"github.com/resmongw/resmongw/tools"
 	"github.com/resmongw/resmongw/version"
 )
 
 // session is one harness connection serving MCP.
 type session struct {
-	SessionStatus
+	statusdoc.SessionStatus
 	ss *mcp.ServerSession
 	lc *lineConn // its connection, drained at a graceful stop
 	// writes is the session's write policy; closed at a stop, so an open question sends nothing.
-	writes *proxy.WriteSession
+	writes *mcpserver.WriteSession
 	ended  chan struct{} // closed when serveMCP is done with it
 }
 
@@ -24,7 +26,7 @@ type session struct {
 // time (it holds what initialize said, and a shim that reconnected replays initialize, so
 // the name survives a daemon restart). Client strings are cut short: they are the harness's
 // to choose and status is for reading.
-func (s *session) status() SessionStatus {
+func (s *session) status() statusdoc.SessionStatus {
 	st := s.SessionStatus
 	if s.ss == nil {
 		return st
@@ -50,7 +52,7 @@ func clip(s string) string {
 // requires_confirmation false). The shim learns the table here, never by importing it.
 func sessionReply() sessionwire.Reply {
 	var reads []string
-	for _, t := range proxy.Tools {
+	for _, t := range tools.Tools {
 		if !t.RequiresConfirmation {
 			reads = append(reads, t.Name)
 		}

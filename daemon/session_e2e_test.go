@@ -129,7 +129,7 @@ func TestPipelinedCallsStayBounded(t *testing.T) {
 	}
 	// Two bounds meet here: the session's 64 calls in flight (the daemon stops reading past
 	// it; TestLineConnHoldsReadsAtTheInFlightBound shows that one alone) and the backend
-	// client's 8 read connections per instance (proxy). The limits below are the session's,
+	// client's 8 read connections per instance (backend). The limits below are the session's,
 	// with room for the idle pool and connections being closed that a sample can catch;
 	// with neither bound (main before issue 10.7) a run of 3,000 calls peaked at about 2,500
 	// of each.

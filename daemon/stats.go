@@ -6,15 +6,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
+	"github.com/resmongw/resmongw/statusdoc"
 )
 
 // latencyWindow is how many recent calls per tool the percentiles are computed over: a fixed
 // ring, so recording is O(1) and memory is bounded however long the daemon runs.
 const latencyWindow = 512
 
-// maxTrackedTools caps the per-tool entries of one target (each holds a 4 KiB ring). The proxy
-// already records every unknown name under proxy.UnknownTool; this is the second fence, should
+// maxTrackedTools caps the per-tool entries of one target (each holds a 4 KiB ring). The MCP server
+// already records every unknown name under mcpserver.UnknownTool; this is the second fence, should
 // a name ever come from anywhere else.
 const maxTrackedTools = 256
 
@@ -43,7 +44,7 @@ func (s *callStats) record(tool, code, runtimeID string, d time.Duration, at tim
 	defer s.mu.Unlock()
 	t := s.tools[tool]
 	if t == nil && len(s.tools) >= maxTrackedTools {
-		tool = proxy.UnknownTool
+		tool = mcpserver.UnknownTool
 		t = s.tools[tool]
 	}
 	if t == nil {
@@ -65,25 +66,14 @@ func (s *callStats) record(tool, code, runtimeID string, d time.Duration, at tim
 	t.lastAt = at
 }
 
-// ToolStatus is one tool's line in status.
-type ToolStatus struct {
-	Tool          string            `json:"tool"`
-	Calls         uint64            `json:"calls"`
-	Errors        map[string]uint64 `json:"errors,omitempty"` // by error code
-	P50Millis     float64           `json:"p50_ms"`
-	P99Millis     float64           `json:"p99_ms"`
-	LastRuntimeID string            `json:"last_runtime_id,omitempty"`
-	LastCall      time.Time         `json:"last_call"`
-}
-
-func (s *callStats) snapshot() []ToolStatus {
+func (s *callStats) snapshot() []statusdoc.ToolStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]ToolStatus, 0, len(s.tools))
+	out := make([]statusdoc.ToolStatus, 0, len(s.tools))
 	for name, t := range s.tools {
 		lat := slices.Clone(t.ring[:t.n])
 		slices.Sort(lat)
-		ts := ToolStatus{
+		ts := statusdoc.ToolStatus{
 			Tool: name, Calls: t.calls, P50Millis: millis(percentile(lat, 50)), P99Millis: millis(percentile(lat, 99)),
 			LastRuntimeID: t.lastRuntimeID, LastCall: t.lastAt,
 		}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 )
 
 // B3: client-chosen tool names neither grow the stats nor reach the log verbatim.
@@ -42,9 +42,9 @@ func TestUnknownToolNamesShareOneStatsEntry(t *testing.T) {
 	for _, s := range stats {
 		names[s.Tool] = s.Calls
 	}
-	if len(names) != 2 || names[proxy.UnknownTool] != n || names["health"] != 1 {
+	if len(names) != 2 || names[mcpserver.UnknownTool] != n || names["health"] != 1 {
 		t.Errorf("%d stats entries (%d under %q, %d health), want 2: %q with %d calls and health with 1",
-			len(names), names[proxy.UnknownTool], proxy.UnknownTool, names["health"], proxy.UnknownTool, n)
+			len(names), names[mcpserver.UnknownTool], mcpserver.UnknownTool, names["health"], mcpserver.UnknownTool, n)
 	}
 	calls := logs.FilterMessage("tool call").All()
 	if len(calls) != n+1 {
@@ -58,9 +58,9 @@ func TestUnknownToolNamesShareOneStatsEntry(t *testing.T) {
 			if _, ok := m["requested"]; ok {
 				t.Errorf("a known tool logged a requested name: %v", m)
 			}
-		case proxy.UnknownTool:
-			if !strings.HasPrefix(req, "bogus-") || len(req) > proxy.MaxRequestedName+len("…") {
-				t.Errorf("requested = %q (%d bytes), want the name cut to %d", req, len(req), proxy.MaxRequestedName)
+		case mcpserver.UnknownTool:
+			if !strings.HasPrefix(req, "bogus-") || len(req) > mcpserver.MaxRequestedName+len("…") {
+				t.Errorf("requested = %q (%d bytes), want the name cut to %d", req, len(req), mcpserver.MaxRequestedName)
 			}
 		default:
 			t.Errorf("tool logged as %v", m["tool"])

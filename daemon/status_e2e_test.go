@@ -9,15 +9,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/statusdoc"
 	"github.com/resmongw/resmongw/version"
 )
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-func decodeStatus(t *testing.T, out string) daemon.Status {
+func decodeStatus(t *testing.T, out string) statusdoc.Status {
 	t.Helper()
-	var st daemon.Status
+	var st statusdoc.Status
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status --json is not a Status: %v\n%s", err, out)
 	}
@@ -108,7 +108,7 @@ func TestStatusVerifiedThenUnavailable(t *testing.T) {
 	if st.OK || u == nil || u.Reason == "" || u.Message == "" {
 		t.Fatalf("status unavailable: %+v", st.Targets[0].State)
 	}
-	var health *daemon.ToolStatus
+	var health *statusdoc.ToolStatus
 	for i := range st.Targets[0].Tools {
 		if st.Targets[0].Tools[i].Tool == "health" {
 			health = &st.Targets[0].Tools[i]
@@ -123,7 +123,7 @@ func TestStatusVerifiedThenUnavailable(t *testing.T) {
 	}
 }
 
-func targetByDir(t *testing.T, st daemon.Status, stateDir string) daemon.TargetStatus {
+func targetByDir(t *testing.T, st statusdoc.Status, stateDir string) statusdoc.TargetStatus {
 	t.Helper()
 	for _, tg := range st.Targets {
 		if tg.State.Resolved.StateDir == stateDir {
@@ -131,7 +131,7 @@ func targetByDir(t *testing.T, st daemon.Status, stateDir string) daemon.TargetS
 		}
 	}
 	t.Fatalf("no target for %s in %+v", stateDir, st.Targets)
-	return daemon.TargetStatus{}
+	return statusdoc.TargetStatus{}
 }
 
 // A target the daemon keeps idle after its last use (here: an earlier status call for an
@@ -219,10 +219,5 @@ func TestStatusWarnsOfAPrivateDaemonAndExplainsAResmonThatNeverRan(t *testing.T)
 	if out, _ := w.runStatus(ctx, []string{"RESMON_STATE_DIR=" + never}, "--json"); strings.Contains(out, "WARNING") {
 		t.Errorf("--json carries a human warning:\n%s", out)
 	}
-	// Asked at the default socket (RESMONGW_TEST_ROOT moves it under the world), no warning.
-	root := filepath.Join(w.Home, "root")
-	out, _ = w.runStatus(ctx, []string{"RESMONGW_SOCKET=", "RESMONGW_TEST_ROOT=" + root})
-	if strings.Contains(out, "private daemon") {
-		t.Errorf("the default socket is called private:\n%s", out)
-	}
+	// Asked at the default socket, no warning: daemonctl's TestPrivateDaemonNoteOnlyOffTheDefault.
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/zap"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/discovery"
-	"github.com/resmongw/resmongw/proxy"
 )
 
 // target is everything shared by the sessions whose harness environment names the same resmon
@@ -22,7 +22,7 @@ type target struct {
 	key      string
 	env      discovery.Target
 	watcher  *discovery.Watcher
-	upstream *proxy.Upstream
+	upstream *backend.Upstream
 	server   *mcp.Server
 	stats    *callStats
 	created  time.Time

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/statusdoc"
 )
 
 // B2: a session whose RESMON_PORT the port parser refuses ("+N", "000N") never shares a
@@ -125,7 +125,7 @@ func TestManyTargetsShareOneInotifyInstanceAndAreCapped(t *testing.T) {
 	open := func(i int) *rawSession { return w.rawSession(map[string]string{"RESMON_STATE_DIR": dirOf(i)}) }
 	// status is asked from an environment that has a session throughout, so it never takes
 	// a target of its own.
-	statusNow := func() daemon.Status {
+	statusNow := func() statusdoc.Status {
 		t.Helper()
 		pre := sessionwire.Line(sessionwire.Preamble{Resmongw: sessionwire.Protocol, Kind: sessionwire.KindStatus,
 			Env: map[string]string{"HOME": w.Home, "RESMON_STATE_DIR": dirOf(1)}})

@@ -12,8 +12,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/discovery"
-	"github.com/resmongw/resmongw/proxy"
 )
 
 // newTestTargets is a registry of at most max targets whose targets do no I/O; closed
@@ -22,7 +22,7 @@ func newTestTargets(max int, closed *[]string) *targets {
 	return &targets{m: map[string]*target{}, idleTTL: time.Hour, max: max, log: zap.NewNop(),
 		make: func(key string, env discovery.Target) *target {
 			w := discovery.NewWatcher(env, nil) // never started
-			return &target{key: key, env: env, watcher: w, upstream: proxy.NewUpstream(w, nil), stats: newCallStats(),
+			return &target{key: key, env: env, watcher: w, upstream: backend.NewUpstream(w, nil), stats: newCallStats(),
 				closeHook: func() { *closed = append(*closed, key) }}
 		}}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // Issue 25.4: with no daemon reachable, `resmongw stdio` stays up and answers the session
@@ -25,7 +26,7 @@ func TestSessionOutlivesNoDaemon(t *testing.T) {
 			h := w.startRawHarness(append(simEnv(sim), "RESMONGW_NO_AUTOSTART=1")...)
 			meta := open(t, h, family)
 
-			before := toolsList(t, h, "list-before", meta, 25)
+			before := toolsList(t, h, "list-before", meta, len(toolfacts.Rows))
 			text := unreachableCall(t, h, "call-1", "health", meta)
 			if !strings.Contains(text, "the daemon is not running") || !strings.Contains(text, "resmongw serve") {
 				t.Fatalf("the answer does not say why and what to do: %s", text)
@@ -39,7 +40,7 @@ func TestSessionOutlivesNoDaemon(t *testing.T) {
 			if isError || !strings.Contains(text, sim.RuntimeID()) {
 				t.Fatalf("the first call once the daemon is up: isError %v %s", isError, text)
 			}
-			if after := toolsList(t, h, "list-after", meta, 25); after != before {
+			if after := toolsList(t, h, "list-after", meta, len(toolfacts.Rows)); after != before {
 				t.Fatalf("tools/list differs once the daemon serves it:\nwithout a daemon %s\nfrom the daemon  %s", before, after)
 			}
 			if other := h.Other(); len(other) > 0 {
@@ -74,7 +75,7 @@ func TestSessionRecoversWhenAutostartIsFixed(t *testing.T) {
 	}
 	h := w.startRawHarness(simEnv(sim)...)
 	meta := open(t, h, "initialize")
-	toolsList(t, h, "list", meta, 25)
+	toolsList(t, h, "list", meta, len(toolfacts.Rows))
 	text := unreachableCall(t, h, "call-1", "health", meta)
 	if !strings.Contains(text, "writable by others") || !strings.Contains(text, "chmod 700 "+dir) {
 		t.Fatalf("the answer does not say why and what to do: %s", text)
@@ -114,7 +115,7 @@ func TestSessionWithoutADaemonKeepsItsWritePolicy(t *testing.T) {
 		}
 	})
 	meta := open(t, h, "initialize")
-	before := toolsList(t, h, "list-before", meta, 18)
+	before := toolsList(t, h, "list-before", meta, len(toolfacts.ReadTools()))
 	unreachableCall(t, h, "read", "health", meta)
 	send(t, h, testkit.ToolCall(`"write"`, "create_watch_profile", `{"name":"X"}`))
 	refused, isError := toolText(t, wait(t, h, `"write"`))
@@ -123,7 +124,7 @@ func TestSessionWithoutADaemonKeepsItsWritePolicy(t *testing.T) {
 	}
 	w.startDaemon()
 	healthRuntimeID2(t, h, sim.RuntimeID())
-	if after := toolsList(t, h, "list-after", meta, 18); after != before {
+	if after := toolsList(t, h, "list-after", meta, len(toolfacts.ReadTools())); after != before {
 		t.Fatalf("tools/list differs once the daemon serves it:\nwithout a daemon %s\nfrom the daemon  %s", before, after)
 	}
 	send(t, h, testkit.ToolCall(`"write-after"`, "create_watch_profile", `{"name":"X"}`))

@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -73,21 +71,4 @@ func (d *daemon) handOver(pre *sessionwire.Preamble, pid int) bool {
 		d.requestStop(stopRestart)
 	}
 	return true
-}
-
-// renderVersions says "running X, installed Y" when the daemon's version is not this
-// binary's, and what happens next.
-func renderVersions(w io.Writer, d DaemonStatus) {
-	if d.Version == version.Version {
-		return
-	}
-	fmt.Fprintf(w, "running %s, installed %s", d.Version, version.Version)
-	switch {
-	case d.Replaced:
-		fmt.Fprintf(w, ": %s was replaced; the next new session moves the daemon to it (or run 'resmongw restart' now)\n", d.Executable)
-	case d.Executable != "":
-		fmt.Fprintf(w, " (the daemon runs %s; 'resmongw restart' starts the daemon again from there)\n", d.Executable)
-	default:
-		fmt.Fprintln(w)
-	}
 }

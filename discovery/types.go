@@ -185,7 +185,7 @@ type State struct {
 // Verified reports whether a backend is verified.
 func (s State) Verified() bool { return s.Backend != nil }
 
-// Source is what the proxy layer needs from a watcher: the current state, a way to wait for
+// Source is what the backend client needs from a watcher: the current state, a way to wait for
 // a newer one, and a way to ask for an immediate re-check (after a 401 or a dead connection).
 // *Watcher implements it; tests may fake it.
 type Source interface {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,15 +18,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/daemonctl"
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/ours"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/sessionwire"
+	"github.com/resmongw/resmongw/statusdoc"
 	"github.com/resmongw/resmongw/systemd"
 	"github.com/resmongw/resmongw/trustfile"
 	"github.com/resmongw/resmongw/version"
+	"github.com/spf13/pflag"
 )
 
 // Results of a check.
@@ -61,12 +62,10 @@ type Options struct {
 	Cwd    string              // the project directory for project-scoped entries; "" = the working directory
 }
 
-// FlagSet is doctor's flag set, bound to o.
-func FlagSet(o *Options) *flag.FlagSet {
-	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+// BindFlags declares doctor's flags on fs, bound to o.
+func BindFlags(fs *pflag.FlagSet, o *Options) {
 	fs.BoolVar(&o.JSON, "json", false, "print the checks as JSON")
 	fs.StringVar(&o.Socket, "socket", "", "socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	return fs
 }
 
 // Main runs the checks and prints them: exit 0 when all pass, 1 otherwise, 2 on bad settings.
@@ -118,7 +117,7 @@ func Run(o Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	st, stErr := daemon.FetchStatus(socket, getenv)
+	st, stErr := daemonctl.FetchStatus(socket, getenv)
 	var checks []Check
 	add := func(c ...Check) { checks = append(checks, c...) }
 	add(checkVersion(st, stErr))
@@ -137,7 +136,7 @@ func Run(o Options) (Report, error) {
 	return rep, nil
 }
 
-func checkVersion(st *daemon.Status, err error) Check {
+func checkVersion(st *statusdoc.Status, err error) Check {
 	c := Check{Name: "version"}
 	switch {
 	case err != nil:
@@ -183,7 +182,7 @@ func checkSocketDir(socket string, getenv func(string) string) Check {
 	}
 	// Tightening a directory is safe only when it is resmongw's own (the default's); any other
 	// may be shared (/tmp), so the fix moves the socket to a private place instead.
-	def, _ := paths.DefaultSocket(getenv)
+	def, _ := paths.DefaultSocket()
 	if fault == sessionwire.DirWritableByOthers && filepath.Dir(def) == dir {
 		c.Fix = "chmod 700 " + shellQuote(dir)
 	} else if getenv(paths.SocketEnv) != "" {
@@ -194,7 +193,7 @@ func checkSocketDir(socket string, getenv func(string) string) Check {
 	return c
 }
 
-func checkDaemon(socket string, st *daemon.Status, err error) Check {
+func checkDaemon(socket string, st *statusdoc.Status, err error) Check {
 	c := Check{Name: "daemon"}
 	switch {
 	case err == nil:
@@ -222,7 +221,7 @@ func checkDaemon(socket string, st *daemon.Status, err error) Check {
 
 func checkService(getenv func(string) string) Check {
 	c := Check{Name: "service"}
-	if !daemon.ServiceInstalled(getenv) {
+	if !daemonctl.ServiceInstalled(getenv) {
 		c.Result, c.Detail = Info, "no per-user service installed; harness sessions start the daemon on demand (optional: resmongw install)"
 		return c
 	}
@@ -362,7 +361,7 @@ func fixEntry(e packaging.Entry) string {
 
 // checkLog checks that the daemon's log can be written: the file the running daemon uses,
 // else its place beside the socket.
-func checkLog(st *daemon.Status, socket string) Check {
+func checkLog(st *statusdoc.Status, socket string) Check {
 	c := checkLogFile(paths.LogFile(socket), filepath.Dir(socket))
 	if st != nil && st.Daemon.LogFile != "" {
 		c = checkLogFile(st.Daemon.LogFile, filepath.Dir(socket))

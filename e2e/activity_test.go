@@ -13,9 +13,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/resmongw/resmongw/activity"
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/daemon"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 )
 
 // activityRecords runs `resmongw activity --json -n 0` and decodes what it printed.
@@ -79,7 +80,7 @@ func TestActivityRecordsEveryCallButNeverAnArgument(t *testing.T) {
 		},
 		"get_routine":          func(r activity.Record) bool { return !r.Write && r.Outcome != "ok" },
 		"create_watch_profile": func(r activity.Record) bool { return r.Write && r.Client == "e2e" },
-		proxy.UnknownTool:      func(r activity.Record) bool { return r.Outcome == proxy.CodeInvalidArgument },
+		mcpserver.UnknownTool:  func(r activity.Record) bool { return r.Outcome == backend.CodeInvalidArgument },
 		"health": func(r activity.Record) bool {
 			return r.Client == "meta-client" && r.ClientVersion == "7.0" && r.Outcome == "ok"
 		},

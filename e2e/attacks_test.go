@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -46,7 +46,7 @@ func TestAttackHostileListenerOnTheBackendsPort(t *testing.T) {
 		{"update_settings", map[string]any{"group": "ai", "settings": map[string]any{"temperature": 0.2}}},
 	} {
 		r := s.call(ctx, c.name, c.args)
-		if r.code() != proxy.CodeBackendUnavailable {
+		if r.code() != backend.CodeBackendUnavailable {
 			t.Fatalf("%s with another user on the port: %v %v, want backend_unavailable", c.name, r.code(), r.payload)
 		}
 	}
@@ -183,7 +183,7 @@ func TestAttackFIFOPortFile(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		r := s.call(cctx, "health", nil)
 		cancel()
-		if r.code() != proxy.CodeBackendUnavailable || !strings.Contains(message(r), "a FIFO") {
+		if r.code() != backend.CodeBackendUnavailable || !strings.Contains(message(r), "a FIFO") {
 			t.Fatalf("call %d with a FIFO port file: %v %v", i, r.code(), r.payload)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -32,7 +32,7 @@ func TestFaultOversizedAnswersKeepTheDaemonSmall(t *testing.T) {
 	}
 	wg.Wait()
 	for i, r := range results {
-		if r.code() != proxy.CodeUpstreamError || r.payload["message"] != proxy.MsgTooLarge(proxy.DefaultMaxResponseBytes) {
+		if r.code() != backend.CodeUpstreamError || r.payload["message"] != backend.MsgTooLarge(backend.DefaultMaxResponseBytes) {
 			t.Fatalf("answer %d: %q %v", i, r.code(), r.payload)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -32,7 +31,7 @@ const (
 // and exit code.
 func (w *world) runCLI(ctx context.Context, env []string, args ...string) (string, int) {
 	w.T.Helper()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := w.wrap(exec.CommandContext(ctx, bin, args...))
 	cmd.Env = w.Env(env...)
 	out := w.output()
 	cmd.Stdout, cmd.Stderr = out, out
@@ -280,17 +279,23 @@ func cliStopMidTraffic(t *testing.T, w *world) {
 }
 
 // newServiceWorld is a world whose user has the per-user service installed: the default
-// socket (a test root stands in for /, with a logind-style runtime directory in it), the
-// unit file, and a fake systemctl first on PATH.
+// socket (its processes see a private /run/user with a logind-style runtime directory in it:
+// w.wrap), the unit file, and a fake systemctl first on PATH.
 func newServiceWorld(t *testing.T) *world {
 	root := testkit.ShortTempDir(t) // first, so it is removed after the world stopped its daemon
 	w := newWorld(t)
 	fs := testkit.NewFakeService(t, root, w.Home, bin)
-	w.Socket, w.serviceEnv, w.fakeService = fs.Socket, append(fs.Env, paths.TestRootEnv+"="+root), fs
-	if got, err := paths.Socket("", func(k string) string { return envValue(w.Env(), k) }); err != nil || got != w.Socket {
-		t.Fatalf("the service world's default socket is %q (%v), want %q", got, err, w.Socket)
-	}
+	w.Socket, w.serviceEnv, w.fakeService = fs.Socket, fs.Env, fs
 	return w
+}
+
+// wrap runs cmd as one of the world's processes: in a service world, with the private
+// /run/user that holds its default socket.
+func (w *world) wrap(cmd *exec.Cmd) *exec.Cmd {
+	if w.fakeService != nil {
+		w.fakeService.RunUser.Wrap(cmd)
+	}
+	return cmd
 }
 
 // Env is the world's environment; in a service world, the default socket's (no
@@ -301,15 +306,6 @@ func (w *world) Env(extra ...string) []string {
 	}
 	env := []string{"HOME=" + w.Home, "XDG_STATE_HOME=" + w.StateHome}
 	return append(append(env, w.serviceEnv...), extra...)
-}
-
-func envValue(env []string, key string) string {
-	for _, kv := range slices.Backward(env) {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }
 
 func (w *world) systemctlCalls() string { return w.fakeService.Calls() }

@@ -12,14 +12,15 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
 // The write policy across real processes: a go-sdk client launches `resmongw stdio
 // --writes=…`, the daemon (another process) asks through the shim, and the simulator says
-// whether resmon got the write. proxy/confirm_test.go covers every branch in process.
+// whether resmon got the write. mcpserver/confirm_test.go covers every branch in process.
 
 type confirmClient struct {
 	version string
@@ -89,7 +90,7 @@ func confirmText(t *testing.T, res *mcp.CallToolResult) (reason, message string)
 	if res.IsError && e.Error == "" {
 		t.Fatalf("error without a code: %+v", res)
 	}
-	if r, ok := e.Detail["reason"].(string); ok && e.Error == proxy.CodeConflict {
+	if r, ok := e.Detail["reason"].(string); ok && e.Error == backend.CodeConflict {
 		return r, e.Message
 	}
 	return e.Error, e.Message
@@ -121,7 +122,7 @@ func TestConfirmAcrossProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if code, msg := confirmText(t, res); code != proxy.ReasonNotConfirmed || !strings.Contains(msg, "declined") {
+			if code, msg := confirmText(t, res); code != mcpserver.ReasonNotConfirmed || !strings.Contains(msg, "declined") {
 				t.Fatalf("decline answered %s %q", code, msg)
 			}
 			if n := activations(sim); n != 0 || forms.Load() != 1 {
@@ -165,7 +166,7 @@ func TestConfirmAcrossProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if code, _ := confirmText(t, res); code != proxy.ReasonWritesOff {
+			if code, _ := confirmText(t, res); code != mcpserver.ReasonWritesOff {
 				t.Fatalf("--writes=off answered %q", code)
 			}
 
@@ -175,7 +176,7 @@ func TestConfirmAcrossProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if code, msg := confirmText(t, res); code != proxy.ReasonNotConfirmed || !strings.Contains(msg, "--writes=harness") {
+			if code, msg := confirmText(t, res); code != mcpserver.ReasonNotConfirmed || !strings.Contains(msg, "--writes=harness") {
 				t.Fatalf("no elicitation answered %s %q", code, msg)
 			}
 			if res, err := mute.CallTool(ctx, &mcp.CallToolParams{Name: "list_routines", Arguments: map[string]any{}}); err != nil || res.IsError {
@@ -230,7 +231,7 @@ func TestConfirmStateDoesNotOutliveTheDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.waitNewDaemon(t, old)
-	if code, msg := confirmText(t, res2); code != proxy.ReasonNotConfirmed || !strings.Contains(msg, "does not match") {
+	if code, msg := confirmText(t, res2); code != mcpserver.ReasonNotConfirmed || !strings.Contains(msg, "does not match") {
 		t.Fatalf("an old daemon's state answered %s %q", code, msg)
 	}
 	if n := activations(sim); n != 0 {

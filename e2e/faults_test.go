@@ -15,15 +15,16 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/discovery"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
 func ok(r result) bool { return r.err == nil && !r.isError }
 
-func unavailable(r result) bool { return r.code() == proxy.CodeBackendUnavailable }
+func unavailable(r result) bool { return r.code() == backend.CodeBackendUnavailable }
 
 // posts counts the write requests a simulator received on a path.
 func posts(s *resmonsim.Sim, path string) int {
@@ -74,7 +75,7 @@ func TestFaultBackendKilledMidCall(t *testing.T) {
 	if !unavailable(read) || !unavailable(write) {
 		t.Fatalf("after the kill: read %v %v, write %v %v", read.code(), read.payload, write.code(), write.payload)
 	}
-	if msg, _ := write.payload["message"].(string); msg != proxy.MsgWriteInterrupted {
+	if msg, _ := write.payload["message"].(string); msg != backend.MsgWriteInterrupted {
 		t.Fatalf("interrupted write says %q", msg)
 	}
 	sim.SetDelay(0)
@@ -331,10 +332,10 @@ func TestFaultSlowBackend(t *testing.T) {
 	// connection in the pool, so the hung call below is written on it and it is the answer
 	// that times out (with a 1 s timeout and a fresh connection, a loaded machine's connect
 	// ran past it: ConnectTimeout).
-	up := proxy.NewUpstream(wt, &proxy.UpstreamOptions{RetryWait: 50 * time.Millisecond,
-		Client: &proxy.ClientOptions{RequestTimeout: 5 * time.Second}})
+	up := backend.NewUpstream(wt, &backend.UpstreamOptions{RetryWait: 50 * time.Millisecond,
+		Client: &backend.ClientOptions{RequestTimeout: 5 * time.Second}})
 	defer up.Close()
-	srv := proxy.NewServer(up, nil)
+	srv := mcpserver.NewServer(up, nil)
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/paths"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // harnessHome is a short private home for one harness CLI test, with the daemon's socket
@@ -81,7 +81,7 @@ func TestCodexStartsTheServerFromTheWrittenConfig(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, tool := range proxy.Tools {
+	for _, tool := range tools.Tools {
 		want = append(want, tool.Name)
 	}
 	slices.Sort(got)

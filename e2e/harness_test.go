@@ -17,8 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -234,7 +234,7 @@ func (w *world) connectAs(ctx context.Context, impl *mcp.Implementation, protoco
 }
 
 func (w *world) tryConnectAs(ctx context.Context, exe string, impl *mcp.Implementation, protocol string, extraEnv ...string) (*session, error) {
-	cmd := exec.Command(exe, "stdio")
+	cmd := w.wrap(exec.Command(exe, "stdio"))
 	cmd.Env = w.Env(extraEnv...)
 	w.mu.Lock()
 	w.shims = append(w.shims, cmd)
@@ -302,9 +302,9 @@ func (r result) code() string {
 // documented is the contract's error model, plus the gateway's two write-confirmation
 // codes (README, "Confirming writes"); every error result must carry one of these.
 var documented = map[string]bool{
-	proxy.CodeBackendUnavailable: true, proxy.CodeNotFound: true, proxy.CodeInvalidArgument: true,
-	proxy.CodeConflict: true, proxy.CodeUpstreamError: true, proxy.CodeInternalError: true,
-	proxy.CodeIdentityUnavailable: true, proxy.CodeInstanceMismatch: true,
+	backend.CodeBackendUnavailable: true, backend.CodeNotFound: true, backend.CodeInvalidArgument: true,
+	backend.CodeConflict: true, backend.CodeUpstreamError: true, backend.CodeInternalError: true,
+	backend.CodeIdentityUnavailable: true, backend.CodeInstanceMismatch: true,
 }
 
 // call makes one tool call and checks the shape every answer must have: one text item with
@@ -360,7 +360,7 @@ func runtimeID(p map[string]any) string {
 
 // runStatus runs `resmongw status --json` and keeps its output as evidence.
 func (w *world) runStatus(ctx context.Context, extraEnv ...string) string {
-	cmd := exec.CommandContext(ctx, bin, "status", "--json")
+	cmd := w.wrap(exec.CommandContext(ctx, bin, "status", "--json"))
 	cmd.Env = w.Env(extraEnv...)
 	out, errb := w.output(), w.output()
 	cmd.Stdout, cmd.Stderr = out, errb

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -31,7 +31,7 @@ func TestPinnedPortNeverFallsThrough(t *testing.T) {
 	sim.ResetRequests()
 	for tool, args := range map[string]map[string]any{"health": {}, "search_corpus": {"query": "graph"}} {
 		r := s.call(ctx, tool, args)
-		if r.code() != proxy.CodeBackendUnavailable || !strings.Contains(message(r), strconv.Itoa(dead)) {
+		if r.code() != backend.CodeBackendUnavailable || !strings.Contains(message(r), strconv.Itoa(dead)) {
 			t.Fatalf("%s with RESMON_PORT=%d: %v %v, want backend_unavailable naming it", tool, dead, r.code(), r.payload)
 		}
 	}

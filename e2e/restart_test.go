@@ -16,8 +16,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/mcpserver"
 	"github.com/resmongw/resmongw/resmonsim"
 )
 
@@ -124,7 +125,7 @@ func withdrawnWrite(text string) bool {
 		Message string         `json:"message"`
 		Detail  map[string]any `json:"detail"`
 	}
-	return json.Unmarshal([]byte(text), &e) == nil && e.Error == proxy.CodeConflict && e.Detail["reason"] == proxy.ReasonNotConfirmed &&
+	return json.Unmarshal([]byte(text), &e) == nil && e.Error == backend.CodeConflict && e.Detail["reason"] == mcpserver.ReasonNotConfirmed &&
 		e.Detail["sent"] == false && strings.Contains(e.Message, "while the confirmation was open")
 }
 

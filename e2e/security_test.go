@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resmongw/resmongw/backend"
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
 	"github.com/resmongw/resmongw/resmonsim"
+	"github.com/resmongw/resmongw/tools"
 )
 
 // A full run through every tool, a restart, a stale token, status, and a harness config
@@ -29,20 +30,8 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 	ctx := testkit.Context(t, 120*time.Second)
 	s := w.connect(ctx, simEnv(sim)...) // autostarted daemon
 
-	for _, tool := range proxy.Tools {
-		// Arguments good enough for most tools; what matters is that each one runs. Each tool
-		// gets those its schema declares (an unknown argument is refused before anything runs).
-		all := map[string]any{"query": "graph", "routine_id": 1, "exec_id": 1, "doc_id": 1, "profile_id": 1,
-			"view": "overview", "format": "bibtex", "sources": []any{"arxiv"}, "name": "sec", "keywords": []any{"x"},
-			"mode": "keyword", "group": "ai", "settings": map[string]any{"temperature": 0.5}}
-		props, _ := tool.InputSchema["properties"].(map[string]any)
-		args := map[string]any{}
-		for k, v := range all {
-			if _, ok := props[k]; ok {
-				args[k] = v
-			}
-		}
-		s.call(ctx, tool.Name, args)
+	for _, tool := range tools.Tools {
+		s.call(ctx, tool.Name, tool.Example) // what matters is that each one runs
 	}
 	for _, out := range []string{w.runStatus(ctx, simEnv(sim)...), w.runStatus(ctx)} {
 		if !json.Valid([]byte(out)) {
@@ -88,8 +77,8 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 }
 
 // update_settings refuses credential-shaped keys before it sends any request at all. (That
-// no excluded endpoint is reachable is proven by proxy's route-resolution test,
-// TestRoutesResolve in proxy/tools_routes_test.go.)
+// no excluded endpoint is reachable is proven by the tools' route-resolution test,
+// TestRoutesResolve in tools/routes_test.go.)
 func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
 	t.Parallel()
 	_, sim, ctx, s := servedSession(t)
@@ -97,7 +86,7 @@ func TestSecurityCredentialKeysRefusedBeforeAnyRequest(t *testing.T) {
 	for _, key := range []string{"openai_api_key", "smtp_password", "API_TOKEN", "client_secret", "github_credential", "authHeader"} {
 		sim.ResetRequests()
 		r := s.call(ctx, "update_settings", map[string]any{"group": "ai", "settings": map[string]any{key: "x", "temperature": 0.2}})
-		if r.code() != proxy.CodeInvalidArgument {
+		if r.code() != backend.CodeInvalidArgument {
 			t.Fatalf("%s: %v %v", key, r.code(), r.payload)
 		}
 		if n := len(toolRequests(sim)); n != 0 {

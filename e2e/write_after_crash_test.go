@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/backend"
 )
 
 // The first write after the app is killed (its port and token files left behind, its sockets
@@ -23,11 +23,11 @@ func TestFaultFirstWriteAfterAKillSaysNotSent(t *testing.T) {
 		t.Fatalf("after the kill: %v %v", r.code(), r.payload)
 	}
 	msg, _ := r.payload["message"].(string)
-	if msg == proxy.MsgTransport || msg == proxy.MsgWriteInterrupted || strings.Contains(msg, "unknown") {
+	if msg == backend.MsgTransport || msg == backend.MsgWriteInterrupted || strings.Contains(msg, "unknown") {
 		t.Fatalf("an unsent write is reported as possibly applied: %q", msg)
 	}
-	if msg != proxy.MsgNotSent && !strings.Contains(msg, "not running") {
-		t.Fatalf("message %q, want %q (or resmon is not running)", msg, proxy.MsgNotSent)
+	if msg != backend.MsgNotSent && !strings.Contains(msg, "not running") {
+		t.Fatalf("message %q, want %q (or resmon is not running)", msg, backend.MsgNotSent)
 	}
 	if n := posts(sim, "/api/search/sweep"); n != 0 {
 		t.Fatalf("%d sweeps reached the killed backend", n)

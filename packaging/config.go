@@ -1,7 +1,6 @@
 package packaging
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/resmongw/resmongw/internal/lazyre"
 	"github.com/resmongw/resmongw/paths"
+	"github.com/spf13/pflag"
 )
 
 // harness describes where and how one MCP client keeps its server list and its own tool
@@ -80,11 +80,14 @@ type configRequest struct {
 	fileGiven bool
 	// approvals is the tool table's split; nil with --no-approvals.
 	approvals *toolApprovals
-	flags     *flag.FlagSet // the parsed flags, to repeat them in hints
+	flags     *pflag.FlagSet // the parsed flags, to repeat them in hints (nil: none given)
 }
 
-func runConfig(args []string, stdout, stderr io.Writer) int {
-	req, code := parseConfigRequest(args, stderr)
+// ConfigMain runs `resmongw config <harness>` with o, its parsed flags: print, or with
+// --write merge into the harness's own files, the entry that launches `resmongw stdio` and the
+// harness's approval settings for resmon's tools (reads pre-approved, writes always asking).
+func ConfigMain(harnessName string, o ConfigOptions, stdout, stderr io.Writer) int {
+	req, code := parseConfigRequest(harnessName, o, stderr)
 	if req == nil {
 		return code
 	}
@@ -100,24 +103,16 @@ func configFail(stderr io.Writer, format string, a ...any) int {
 	return 1
 }
 
-// parseConfigRequest reads the flags and the harness name and builds the entry; on failure
+// parseConfigRequest checks the flags and the harness name and builds the entry; on failure
 // it has printed why and returns the exit code.
-func parseConfigRequest(args []string, stderr io.Writer) (*configRequest, int) {
-	fs, v := configFlags()
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, configUsage); fs.PrintDefaults() }
-
-	harnessName, ok := parseInterleaved(fs, args)
-	if !ok {
-		return nil, 2
-	}
-	req, code := buildConfigRequest(fs, harnessName, *v.write, *v.force, *v.noApprovals, *v.scope, *v.stateDir, *v.port, *v.name, *v.file, stderr)
+func parseConfigRequest(harnessName string, o ConfigOptions, stderr io.Writer) (*configRequest, int) {
+	req, code := buildConfigRequest(harnessName, o, stderr)
 	if req == nil {
 		return nil, code
 	}
 	// Who confirms writes (config_approvals.go): the entry's --writes and the harness's own
 	// approval settings follow the same choice.
-	writes := *v.writes
+	writes := o.Writes
 	if writes == "" {
 		writes = defaultWrites(req.h.name)
 	}
@@ -132,36 +127,36 @@ func parseConfigRequest(args []string, stderr io.Writer) (*configRequest, int) {
 	return req, 0
 }
 
-// configFlagValues are config's flags once parsed.
-type configFlagValues struct {
-	write, force, noApprovals                 *bool
-	scope, stateDir, port, name, file, writes *string
+// ConfigOptions are config's flags.
+type ConfigOptions struct {
+	Write, Force, NoApprovals                 bool
+	Scope, StateDir, Port, Name, File, Writes string
+	// flags is the set they were parsed from, to repeat the ones given in hints.
+	flags *pflag.FlagSet
 }
 
-// ConfigFlagSet is config's flag set, for the CLI's help and parsing.
-func ConfigFlagSet() *flag.FlagSet { fs, _ := configFlags(); return fs }
-
-func configFlags() (*flag.FlagSet, configFlagValues) {
-	fs := flag.NewFlagSet("resmongw config", flag.ContinueOnError)
-	write := fs.Bool("write", false, "merge the entry and approval settings into the harness's files")
-	force := fs.Bool("force", false, "with --write: replace a different existing entry of the same name, and approval settings that contradict resmon's tool table")
-	noApprovals := fs.Bool("no-approvals", false, "write only the server entry, none of the harness's approval settings")
-	scope := fs.String("scope", "", "claude-code: 'project' (.mcp.json and .claude/settings.json, the default) or 'user' (~/.claude/settings.json; the entry goes in with 'claude mcp add --scope user')")
-	stateDir := fs.String("state-dir", "", "resmon state directory to pin (sets RESMON_STATE_DIR)")
-	port := fs.String("port", "", "resmon backend port to pin (sets RESMON_PORT)")
-	name := fs.String("name", "resmon", "the server's name in the harness")
-	file := fs.String("file", "", "config file to edit instead of the harness's default")
-	writes := fs.String("writes", "", "who confirms each write: 'ask' (resmongw asks the person in the harness; the default), 'harness' (the harness's own prompt; the default for claude-desktop), 'off' (writes not offered)")
-	return fs, configFlagValues{write, force, noApprovals, scope, stateDir, port, name, file, writes}
+// BindConfigFlags declares config's flags on fs, bound to o.
+func BindConfigFlags(fs *pflag.FlagSet, o *ConfigOptions) {
+	o.flags = fs
+	fs.BoolVar(&o.Write, "write", false, "merge the entry and approval settings into the harness's files")
+	fs.BoolVar(&o.Force, "force", false, "with --write: replace a different existing entry of the same name, and approval settings that contradict resmon's tool table")
+	fs.BoolVar(&o.NoApprovals, "no-approvals", false, "write only the server entry, none of the harness's approval settings")
+	fs.StringVar(&o.Scope, "scope", "", "claude-code: 'project' (.mcp.json and .claude/settings.json, the default) or 'user' (~/.claude/settings.json; the entry goes in with 'claude mcp add --scope user')")
+	fs.StringVar(&o.StateDir, "state-dir", "", "resmon state directory to pin (sets RESMON_STATE_DIR)")
+	fs.StringVar(&o.Port, "port", "", "resmon backend port to pin (sets RESMON_PORT)")
+	fs.StringVar(&o.Name, "name", "resmon", "the server's name in the harness")
+	fs.StringVar(&o.File, "file", "", "config file to edit instead of the harness's default")
+	fs.StringVar(&o.Writes, "writes", "", "who confirms each write: 'ask' (resmongw asks the person in the harness; the default), 'harness' (the harness's own prompt; the default for claude-desktop), 'off' (writes not offered)")
 }
 
-func buildConfigRequest(fs *flag.FlagSet, harnessName string, write, force, noApprovals bool, scope, stateDir, port, name, file string, stderr io.Writer) (*configRequest, int) {
+func buildConfigRequest(harnessName string, o ConfigOptions, stderr io.Writer) (*configRequest, int) {
+	write, force, noApprovals, scope, stateDir, port, name, file := o.Write, o.Force, o.NoApprovals, o.Scope, o.StateDir, o.Port, o.Name, o.File
 	h := findHarness(harnessName)
 	if h == nil {
 		fmt.Fprintf(stderr, "resmongw config: unknown harness %q\n\n%s", harnessName, configUsage)
 		return nil, 2
 	}
-	req := &configRequest{h: h, name: name, write: write, force: force, scope: scope, flags: fs}
+	req := &configRequest{h: h, name: name, write: write, force: force, scope: scope, flags: o.flags}
 	// Bad flag values and combinations are usage errors (exit 2), like unknown flags.
 	if !serverNameRE().MatchString(req.name) {
 		configFail(stderr, "--name %q: use letters, digits, '_' and '-' only", req.name)
@@ -194,26 +189,6 @@ func buildConfigRequest(fs *flag.FlagSet, harnessName string, write, force, noAp
 		return nil, configFail(stderr, "%v", err)
 	}
 	return req, 0
-}
-
-// parseInterleaved parses flags placed before and after the one positional argument.
-func parseInterleaved(fs *flag.FlagSet, args []string) (string, bool) {
-	var positional []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return "", false
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(positional) != 1 {
-		fs.Usage()
-		return "", false
-	}
-	return positional[0], true
 }
 
 func findHarness(name string) *harness {
@@ -303,9 +278,12 @@ func configSnippetEntry(h *harness, name string, e jsonEntry) string {
 
 // writeCommand is the command that writes what was just previewed: the same harness and flags,
 // plus extra and --write, so following the hint literally writes what was shown.
-func writeCommand(fs *flag.FlagSet, harnessName string, extra ...string) string {
+func writeCommand(fs *pflag.FlagSet, harnessName string, extra ...string) string {
 	parts := []string{"resmongw", "config", harnessName}
-	fs.Visit(func(f *flag.Flag) {
+	if fs == nil {
+		return strings.Join(append(append(parts, extra...), "--write"), " ")
+	}
+	fs.Visit(func(f *pflag.Flag) {
 		switch f.Name {
 		case "write", "scope":
 			return

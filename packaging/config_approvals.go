@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // toolApprovals is the confirmation model resmongw config writes into a harness's own
@@ -24,7 +24,7 @@ type toolApprovals struct {
 
 // approvalsFromToolTable reads the split from the one tool table.
 func approvalsFromToolTable(policy string) *toolApprovals {
-	return &toolApprovals{reads: proxy.ReadTools(), writes: proxy.WriteTools(), policy: policy}
+	return &toolApprovals{reads: toolfacts.ReadTools(), writes: toolfacts.WriteTools(), policy: policy}
 }
 
 // Write policies as `resmongw stdio --writes` spells them.
@@ -132,7 +132,7 @@ func (a *toolApprovals) codexModes() [][2]string {
 // tool under some policy, which config then changes without --force: a write's "approve" or
 // "prompt".
 func codexMigrates(tool, have string) bool {
-	return slices.Contains(proxy.WriteTools(), tool) && (have == codexApprove || have == codexPrompt)
+	return slices.Contains(toolfacts.WriteTools(), tool) && (have == codexApprove || have == codexPrompt)
 }
 
 // entryForOtherWrites reports whether the JSON entry already there (cur) is want but for its
@@ -193,7 +193,8 @@ func (a *toolApprovals) desktopNote() string {
 	switch a.policy {
 	case writesHarness:
 		return "Claude Desktop keeps tool approvals in the app, not in this file: it asks before a tool runs until you allow that tool for good, " +
-			"and with --writes=harness that question is the only confirmation of a write. Allow reads if you like (resmongw tools --reads); leave the 7 writes asking."
+			"and with --writes=harness that question is the only confirmation of a write. Allow reads if you like (resmongw tools --reads); " +
+			fmt.Sprintf("leave the %d writes asking.", len(a.writes))
 	case writesAsk:
 		return "With --writes=ask resmongw asks the person before each write; a Claude Desktop that shows no MCP forms has every write refused " +
 			"(use --writes=harness there)."
@@ -203,7 +204,7 @@ func (a *toolApprovals) desktopNote() string {
 
 // codexModeWhy says why a tool's approval_mode should be want, for a conflict.
 func codexModeWhy(tool, want string) string {
-	if slices.Contains(proxy.WriteTools(), tool) {
+	if slices.Contains(toolfacts.WriteTools(), tool) {
 		return fmt.Sprintf("%s is a write: its approval_mode follows the entry's --writes (here %q)", tool, want)
 	}
 	return tool + " is a read: resmon's tool table pre-approves it (approval_mode = \"approve\")"

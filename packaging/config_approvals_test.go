@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // The approval split is the tool table's: every read pre-approved; the writes' modes follow
@@ -19,8 +19,9 @@ func TestApprovalsFollowTheToolTable(t *testing.T) {
 		// table or a split that lets a write pass as a read fails.
 		contractWrites := []string{"run_sweep", "create_routine", "create_watch_profile", "run_routine",
 			"activate_routine", "deactivate_routine", "update_settings"}
-		if !slices.Equal(a.writes, contractWrites) || len(a.reads) != 18 {
-			t.Fatalf("%s: approvals split %d reads / writes %v, want 18 reads and the contract's writes %v", policy, len(a.reads), a.writes, contractWrites)
+		if !slices.Equal(a.writes, contractWrites) || len(a.reads)+len(a.writes) != len(toolfacts.Rows) {
+			t.Fatalf("%s: approvals split %d reads / writes %v, want every other of the %d tools a read and the contract's writes %v",
+				policy, len(a.reads), a.writes, len(toolfacts.Rows), contractWrites)
 		}
 		for _, r := range a.reads {
 			if slices.Contains(contractWrites, r) {
@@ -28,15 +29,15 @@ func TestApprovalsFollowTheToolTable(t *testing.T) {
 			}
 		}
 		modes := a.codexModes()
-		want := len(proxy.Tools)
+		want := len(toolfacts.Rows)
 		if writeMode == "" {
-			want = len(proxy.ReadTools())
+			want = len(toolfacts.ReadTools())
 		}
 		if len(modes) != want {
 			t.Fatalf("%s: %d codex modes, want %d", policy, len(modes), want)
 		}
 		for _, m := range modes {
-			tool, _ := proxy.ToolByName(m[0])
+			tool, _ := toolfacts.ByName(m[0])
 			if want := map[bool]string{false: codexApprove, true: writeMode}[tool.RequiresConfirmation]; m[1] != want {
 				t.Errorf("%s: %s: approval_mode %q, want %q", policy, m[0], m[1], want)
 			}

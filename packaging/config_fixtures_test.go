@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/pelletier/go-toml/v2"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/toolfacts"
 	"github.com/tailscale/hujson"
 )
 
@@ -231,11 +231,11 @@ func checkCodexModes(t *testing.T, doc map[string]any, name, policy string) {
 	t.Helper()
 	servers, _ := doc["mcp_servers"].(map[string]any)
 	server, _ := servers[name].(map[string]any)
-	tools, _ := server["tools"].(map[string]any)
+	modes, _ := server["tools"].(map[string]any)
 	if args, _ := server["args"].([]any); policy != writesAsk && !slices.Contains(args, any("--writes="+policy)) {
 		t.Errorf("codex: mcp_servers.%s.args = %v, want --writes=%s", name, args, policy)
 	}
-	for _, tool := range proxy.Tools {
+	for _, tool := range toolfacts.Rows {
 		want := codexApprove
 		if tool.RequiresConfirmation {
 			want = map[string]string{writesAsk: codexApprove, writesHarness: codexPrompt}[policy]
@@ -243,7 +243,7 @@ func checkCodexModes(t *testing.T, doc map[string]any, name, policy string) {
 		if want == "" {
 			continue
 		}
-		if m, _ := tools[tool.Name].(map[string]any); m["approval_mode"] != want {
+		if m, _ := modes[tool.Name].(map[string]any); m["approval_mode"] != want {
 			t.Errorf("codex: mcp_servers.%s.tools.%s.approval_mode = %v, want %q", name, tool.Name, m["approval_mode"], want)
 		}
 	}
@@ -265,7 +265,7 @@ func checkClaudeRules(t *testing.T, rel string, doc map[string]any, name, policy
 		return out
 	}
 	allow, ask, deny := list("allow"), list("ask"), list("deny")
-	for _, tool := range proxy.Tools {
+	for _, tool := range toolfacts.Rows {
 		rule := claudeToolRule(name, tool.Name)
 		if tool.RequiresConfirmation && (slices.Contains(ask, rule) || slices.Contains(allow, rule) != (policy == writesAsk)) {
 			t.Errorf("%s: write %s: allowed %v, asks %v; want allowed only under --writes=ask (here %s), never an ask rule",

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // fixtureOutputs are the written files of every fixture case that succeeded, with the case.
@@ -92,7 +92,7 @@ func TestCodexLoadsEveryWrittenConfig(t *testing.T) {
 					policy = v
 				}
 			}
-			for _, tool := range proxy.Tools {
+			for _, tool := range toolfacts.Rows {
 				want := codexApprove
 				if tool.RequiresConfirmation {
 					// Codex adds no prompt of its own where resmongw asks; it asks under harness.

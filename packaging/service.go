@@ -3,13 +3,13 @@ package packaging
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/kardianos/service"
+	"github.com/spf13/pflag"
 )
 
 // servicePlatform is what differs between the systemd user unit and the launchd agent.
@@ -33,33 +33,23 @@ type noopProgram struct{}
 func (noopProgram) Start(service.Service) error { return nil }
 func (noopProgram) Stop(service.Service) error  { return nil }
 
-// ServiceFlagSet is the flag set of install, uninstall, start, stop or restart, for the CLI's
-// help and parsing.
-func ServiceFlagSet(verb string) *flag.FlagSet {
-	fs, _, _ := serviceFlags(verb)
-	return fs
+// ServiceOptions are the flags of install, uninstall, start, stop and restart.
+type ServiceOptions struct {
+	DryRun  bool
+	NoStart bool // install only
 }
 
-func serviceFlags(verb string) (fs *flag.FlagSet, dryRun, noStart *bool) {
-	fs = flag.NewFlagSet("resmongw "+verb, flag.ContinueOnError)
-	dryRun = fs.Bool("dry-run", false, "print what would be written and run, change nothing")
-	noStart = new(bool)
+// BindServiceFlags declares verb's flags on fs, bound to o.
+func BindServiceFlags(fs *pflag.FlagSet, verb string, o *ServiceOptions) {
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print what would be written and run, change nothing")
 	if verb == "install" {
-		fs.BoolVar(noStart, "no-start", false, "install and enable, but do not start it now")
+		fs.BoolVar(&o.NoStart, "no-start", false, "install and enable, but do not start it now")
 	}
-	return fs, dryRun, noStart
 }
 
-func runService(verb string, args []string, stdout, stderr io.Writer) int {
-	fs, dryRun, noStartFlag := serviceFlags(verb)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "resmongw %s: unexpected argument %q\n", verb, fs.Arg(0))
-		return 2
-	}
+// ServiceMain runs `resmongw install|uninstall|start|stop|restart` with o: the per-user
+// service (a systemd user unit on Linux, a launchd agent on macOS).
+func ServiceMain(verb string, o ServiceOptions, stdout, stderr io.Writer) int {
 	bin, err := binaryPath()
 	if err != nil {
 		fmt.Fprintf(stderr, "resmongw %s: %v\n", verb, err)
@@ -79,13 +69,13 @@ func runService(verb string, args []string, stdout, stderr io.Writer) int {
 
 	switch verb {
 	case "install":
-		return installService(p, bin, existing, installed, *dryRun, *noStartFlag, stdout, stderr)
+		return installService(p, bin, existing, installed, o.DryRun, o.NoStart, stdout, stderr)
 	case "uninstall":
 		if !installed {
 			fmt.Fprintf(stdout, "resmongw is not installed (no %s at %s); nothing to do.\n", p.kind, p.filePath)
 			return 0
 		}
-		if *dryRun {
+		if o.DryRun {
 			fmt.Fprintf(stdout, "would remove %s\nwould run:\n%s", p.filePath, indentLines(p.commands("uninstall")))
 			return 0
 		}
@@ -117,7 +107,7 @@ func runService(verb string, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "resmongw %s: resmongw is not installed as a service (no %s at %s).\nRun 'resmongw install', or run 'resmongw serve' yourself.\n", verb, p.kind, p.filePath)
 			return 1
 		}
-		if *dryRun {
+		if o.DryRun {
 			fmt.Fprintf(stdout, "would run:\n%s", indentLines(p.commands(verb)))
 			return 0
 		}

@@ -31,12 +31,6 @@ func maxSunPath() int {
 // ErrPathTooLong is returned for a socket path the kernel cannot bind.
 var ErrPathTooLong = errors.New("socket path too long")
 
-// TestRootEnv is for tests only: an absolute directory that stands in for the filesystem root
-// of the per-user defaults (<root>/run/user/<uid> for the login runtime directory, <root>/home
-// for the account's home), so a test can run daemons on the default socket without touching the
-// real user's. Nothing but tests sets it.
-const TestRootEnv = "RESMONGW_TEST_ROOT"
-
 // Socket resolves the daemon's socket: flag, then $RESMONGW_SOCKET, then the per-user default.
 // Daemon, shim, status and the control commands call this same function, so they always agree.
 //
@@ -56,7 +50,7 @@ func Socket(flag string, getenv func(string) string) (string, error) {
 	}
 	if p == "" {
 		var err error
-		if p, err = DefaultSocket(getenv); err != nil {
+		if p, err = DefaultSocket(); err != nil {
 			return "", err
 		}
 	}
@@ -74,21 +68,21 @@ func Socket(flag string, getenv func(string) string) (string, error) {
 	return p, nil
 }
 
-// DefaultSocket is the per-user socket Socket falls back to (see there); getenv is read for
-// TestRootEnv only.
-func DefaultSocket(getenv func(string) string) (string, error) {
-	root := testRoot(getenv)
+// DefaultSocket is the per-user socket Socket falls back to (see there). It reads no
+// environment variable: tests that need it give their processes a private /run/user
+// (internal/testkit.RunUser).
+func DefaultSocket() (string, error) {
 	if runtime.GOOS == "darwin" {
-		home, err := UserHome(getenv)
+		home, err := UserHome()
 		if err != nil {
 			return "", err
 		}
 		return filepath.Join(home, "Library", "Application Support", "resmongw", "mcp.sock"), nil
 	}
-	if rt := loginRuntimeDir(); rt != "" && isLoginRuntimeDir(filepath.Join(root, rt)) {
-		return filepath.Join(root, rt, "resmongw", "mcp.sock"), nil
+	if rt := loginRuntimeDir(); rt != "" && isLoginRuntimeDir(rt) {
+		return filepath.Join(rt, "resmongw", "mcp.sock"), nil
 	}
-	home, err := UserHome(getenv)
+	home, err := UserHome()
 	if err != nil {
 		return "", err
 	}
@@ -96,13 +90,9 @@ func DefaultSocket(getenv func(string) string) (string, error) {
 }
 
 // UserHome is the home directory the user database gives our uid: unlike $HOME, the same for
-// every process of this user whatever environment its parent passed. getenv is read for
-// TestRootEnv only. Without a user database entry (a container running an unlisted uid) it
-// falls back to $HOME, the only answer left.
-func UserHome(getenv func(string) string) (string, error) {
-	if root := testRoot(getenv); root != "" {
-		return filepath.Join(root, "home"), nil
-	}
+// every process of this user whatever environment its parent passed. Without a user database
+// entry (a container running an unlisted uid) it falls back to $HOME, the only answer left.
+func UserHome() (string, error) {
 	if u, err := lookupUID(strconv.Itoa(os.Getuid())); err == nil && u.HomeDir != "" && filepath.IsAbs(u.HomeDir) {
 		return u.HomeDir, nil
 	}
@@ -115,13 +105,6 @@ func UserHome(getenv func(string) string) (string, error) {
 
 // lookupUID is user.LookupId; a variable so tests can stand in for the user database.
 var lookupUID = user.LookupId
-
-func testRoot(getenv func(string) string) string {
-	if r := getenv(TestRootEnv); r != "" && filepath.IsAbs(r) {
-		return r
-	}
-	return ""
-}
 
 // LockFile is the daemon's single-instance lock: the socket's path plus ".lock". It belongs
 // to the socket, not to its directory, so two sockets in one directory have a daemon each.

@@ -3,7 +3,6 @@ package resmonsim
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -15,58 +14,41 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
-// Main runs `resmongw dev backend`: a simulated backend until SIGTERM/SIGINT (clean stop,
-// exit 0); SIGHUP restarts it on the same port with a new token and runtime id. It logs to
-// stderr only and never prints the token. Without --state-dir it works in a fresh private
+// CommandOptions are `resmongw dev backend`'s flags: the simulator's Options and the delay
+// of every reply.
+type CommandOptions struct {
+	Options
+	Delay time.Duration
+}
+
+// BindFlags declares dev backend's flags on fs, bound to o.
+func BindFlags(fs *pflag.FlagSet, o *CommandOptions) {
+	fs.IntVar(&o.Port, "port", 0, "port to listen on (0 = a free one, printed at start)")
+	fs.StringVar(&o.StateDir, "state-dir", "", "state directory for the token and port files (default: a new private directory, removed at exit)")
+	fs.StringVar(&o.PortFile, "port-file", "", `port file path ("" = <state-dir>/resmon.port, "-" = none)`)
+	fs.StringVar(&o.Version, "version", DefaultVersion, "version /api/health reports")
+	fs.DurationVar(&o.Delay, "delay", 0, "delay every reply by this much")
+	fs.DurationVar(&o.RunDuration, "run-duration", 2*time.Second, "how long a started run stays running")
+	fs.BoolVar(&o.EmptyCorpus, "empty", false, "start with an empty corpus")
+	fs.IntVar(&o.Papers, "papers", 0, `add this many generated papers (a keyword search for "model" finds them all)`)
+	fs.BoolVar(&o.DaemonLock, "daemon-lock", false, "also write and flock <state-dir>/daemon.lock, as the app's background daemon does")
+}
+
+// Main runs `resmongw dev backend` with o: a simulated backend until SIGTERM/SIGINT (clean
+// stop, exit 0); SIGHUP restarts it on the same port with a new token and runtime id. It logs
+// to stderr only and never prints the token. Without --state-dir it works in a fresh private
 // directory, removed at the end; it never writes into a resmon state directory or over another
 // backend's port file. readPortFile reads an existing port file of --state-dir before the
 // simulator uses that directory: the binary passes the gateway's checked read (a regular file
 // of the user's own, opened so that a FIFO there is refused instead of hanging the read),
 // since the simulator itself imports nothing of the gateway.
-func Main(args []string, stderr io.Writer, readPortFile func(path string) ([]byte, error)) int {
-	return run(args, stderr, readPortFile)
-}
-
-// cliFlags are dev backend's flags.
-type cliFlags struct {
-	port                    int
-	stateDir, portFile, ver string
-	delay, runDuration      time.Duration
-	empty, daemonLock       bool
-	papers                  int
-}
-
-// FlagSet is dev backend's flag set, for the CLI's help and parsing.
-func FlagSet() *flag.FlagSet { fs, _ := newFlagSet(); return fs }
-
-func newFlagSet() (*flag.FlagSet, *cliFlags) {
-	var f cliFlags
-	fs := flag.NewFlagSet("resmongw dev backend", flag.ContinueOnError)
-	fs.IntVar(&f.port, "port", 0, "port to listen on (0 = a free one, printed at start)")
-	fs.StringVar(&f.stateDir, "state-dir", "", "state directory for the token and port files (default: a new private directory, removed at exit)")
-	fs.StringVar(&f.portFile, "port-file", "", `port file path ("" = <state-dir>/resmon.port, "-" = none)`)
-	fs.StringVar(&f.ver, "version", DefaultVersion, "version /api/health reports")
-	fs.DurationVar(&f.delay, "delay", 0, "delay every reply by this much")
-	fs.DurationVar(&f.runDuration, "run-duration", 2*time.Second, "how long a started run stays running")
-	fs.BoolVar(&f.empty, "empty", false, "start with an empty corpus")
-	fs.IntVar(&f.papers, "papers", 0, `add this many generated papers (a keyword search for "model" finds them all)`)
-	fs.BoolVar(&f.daemonLock, "daemon-lock", false, "also write and flock <state-dir>/daemon.lock, as the app's background daemon does")
-	return fs, &f
-}
-
-func run(args []string, stderr io.Writer, readPortFile func(string) ([]byte, error)) int {
-	fs, f := newFlagSet()
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "resmongw dev backend: unexpected argument %q\n", fs.Arg(0))
-		return 2
-	}
-	temp := f.stateDir == ""
+func Main(o CommandOptions, stderr io.Writer, readPortFile func(path string) ([]byte, error)) int {
+	f := &o.Options
+	temp := f.StateDir == ""
 	if temp {
 		d, err := os.MkdirTemp("", "resmonsim-")
 		if err != nil {
@@ -74,8 +56,8 @@ func run(args []string, stderr io.Writer, readPortFile func(string) ([]byte, err
 			return 1
 		}
 		defer os.RemoveAll(d)
-		f.stateDir = d
-	} else if err := checkStateDir(f.stateDir, f.portFile, readPortFile); err != nil {
+		f.StateDir = d
+	} else if err := checkStateDir(f.StateDir, f.PortFile, readPortFile); err != nil {
 		fmt.Fprintln(stderr, "resmongw dev backend:", err)
 		return 1
 	}
@@ -84,15 +66,14 @@ func run(args []string, stderr io.Writer, readPortFile func(string) ([]byte, err
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	sim, err := Start(Options{Port: f.port, StateDir: f.stateDir, PortFile: f.portFile, Version: f.ver,
-		RunDuration: f.runDuration, EmptyCorpus: f.empty, DaemonLock: f.daemonLock, Papers: f.papers})
+	sim, err := Start(*f)
 	if err != nil {
 		fmt.Fprintln(stderr, "resmongw dev backend:", err)
 		return 1
 	}
-	sim.SetDelay(f.delay)
-	fmt.Fprintf(stderr, "resmon simulator (SIMULATED DATA) listening on %s, state dir %s\n", sim.BaseURL(), f.stateDir)
-	fmt.Fprint(stderr, nextSteps(f.stateDir, temp))
+	sim.SetDelay(o.Delay)
+	fmt.Fprintf(stderr, "resmon simulator (SIMULATED DATA) listening on %s, state dir %s\n", sim.BaseURL(), f.StateDir)
+	fmt.Fprint(stderr, nextSteps(f.StateDir, temp))
 	for sig := range sigs {
 		if sig == syscall.SIGHUP {
 			if err := sim.Restart(RestartOptions{}); err != nil {

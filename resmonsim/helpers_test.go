@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/spf13/pflag"
 )
 
 // TestMain doubles as the helper process for the real-process test of Main.
@@ -19,7 +20,13 @@ func TestMain(m *testing.M) {
 	testkit.RunHelper(mainHelper, func(arg string) int {
 		var args []string
 		_ = json.Unmarshal([]byte(arg), &args)
-		return Main(args, os.Stderr, os.ReadFile)
+		var o CommandOptions
+		fs := pflag.NewFlagSet("dev backend", pflag.ContinueOnError)
+		BindFlags(fs, &o)
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		return Main(o, os.Stderr, os.ReadFile)
 	})
 	testkit.Exit(m.Run())
 }

@@ -94,7 +94,7 @@ func TestDevBackendRefusesAnotherBackendsDirectory(t *testing.T) {
 	real := filepath.Join(home, ".local", "state", "resmon")
 	for _, c := range []struct{ dir, why string }{{taken, "running backend"}, {real, "resmon's own state directory"}} {
 		var b bytes.Buffer
-		if code := run([]string{"--state-dir", c.dir}, &b, os.ReadFile); code != 1 || !strings.Contains(b.String(), c.why) {
+		if code := Main(CommandOptions{Options: Options{StateDir: c.dir}}, &b, os.ReadFile); code != 1 || !strings.Contains(b.String(), c.why) {
 			t.Errorf("--state-dir %s: exit %d, %q; want 1 naming the %s", c.dir, code, b.String(), c.why)
 		}
 	}

@@ -45,18 +45,15 @@ type serviceWorld struct {
 	runtime string
 	callLog string
 	env     []string
+	runUser *testkit.RunUser // every command runs through its Wrap
 }
 
 func newServiceWorld(t *testing.T, unitInstalled bool, mode string) *serviceWorld {
 	t.Helper()
 	home := t.TempDir()
-	// The default socket follows the uid, not XDG_RUNTIME_DIR: a test root stands in for /,
-	// with a logind-style runtime directory in it.
-	root := testkit.ShortTempDir(t)
-	runtime := filepath.Join(root, "run", "user", strconv.Itoa(os.Getuid()))
-	if err := os.MkdirAll(runtime, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	// The default socket follows the uid, not XDG_RUNTIME_DIR: the shim's processes see a
+	// private /run/user with a logind-style runtime directory in it.
+	ru := testkit.NewRunUser(t, testkit.ShortTempDir(t))
 	bindir := filepath.Join(home, "bin")
 	if err := os.MkdirAll(bindir, 0o755); err != nil {
 		t.Fatal(err)
@@ -73,12 +70,11 @@ func newServiceWorld(t *testing.T, unitInstalled bool, mode string) *serviceWorl
 			t.Fatal(err)
 		}
 	}
-	w := &serviceWorld{t: t, home: home, runtime: runtime, callLog: filepath.Join(home, "systemctl.log")}
+	w := &serviceWorld{t: t, home: home, runtime: ru.Runtime, callLog: filepath.Join(home, "systemctl.log"), runUser: ru}
 	w.env = []string{
 		"PATH=" + bindir + ":" + os.Getenv("PATH"),
 		"HOME=" + home,
-		"XDG_RUNTIME_DIR=" + runtime,
-		paths.TestRootEnv + "=" + root,
+		"XDG_RUNTIME_DIR=/run/user/" + strconv.Itoa(os.Getuid()),
 		"XDG_STATE_HOME=" + filepath.Join(home, "state"),
 		"FAKE_SYSTEMCTL_LOG=" + w.callLog,
 		"FAKE_SYSTEMCTL_MODE=" + mode,
@@ -132,7 +128,7 @@ func (w *serviceWorld) runShim(extraEnv ...string) {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "stdio")
+	cmd := w.runUser.Wrap(exec.CommandContext(ctx, bin, "stdio"))
 	cmd.Env = append(append([]string{}, w.env...), extraEnv...)
 	cmd.Stdin = strings.NewReader(testkit.InitializeRequest(`"boot"`, "2025-06-18", "t") + "\n")
 	var stdout, stderr bytes.Buffer

@@ -34,10 +34,10 @@ const (
 // test can shorten it.
 var hungDaemonWait = 10 * time.Minute
 
-// Main runs the shim. Its stdout carries protocol bytes only; every diagnostic is one stderr line.
-// When no daemon can be reached or started, unreachable serves the session in this process
-// until one can (fallback.go); nil ends the session instead.
-func Main(args []string, unreachable Unreachable) int {
+// Main runs the shim with o, its parsed flags. Its stdout carries protocol bytes only; every
+// diagnostic is one stderr line. When no daemon can be reached or started, unreachable serves
+// the session in this process until one can (fallback.go); nil ends the session instead.
+func Main(o Options, unreachable Unreachable) int {
 	// One harness's lines, one at a time: a second P only adds threads and their stacks (and
 	// hand-offs between them) to a process that runs once per session.
 	if os.Getenv("GOMAXPROCS") == "" {
@@ -45,33 +45,22 @@ func Main(args []string, unreachable Unreachable) int {
 	}
 	// No allocation profile is ever read from a shim; a sample costs a bucket kept for life.
 	runtime.MemProfileRate = 0
-	fs, opts := flags()
-	fs.SetOutput(os.Stderr)
-	if err := fs.Parse(args); err != nil {
+	if o.MaxOutput < 0 {
+		fmt.Fprintf(os.Stderr, "resmongw stdio: --max-output %d is not a size in bytes\n", o.MaxOutput)
 		return 2
 	}
-	if opts.maxOutput < 0 {
-		fmt.Fprintf(os.Stderr, "resmongw stdio: --max-output %d is not a size in bytes\n", opts.maxOutput)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		// A harness config with a stray argument would otherwise run with it ignored.
-		fmt.Fprintf(os.Stderr, "resmongw stdio: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
-	switch opts.writes {
+	switch o.Writes {
 	case "ask", "harness", "off":
 	default:
-		fmt.Fprintf(os.Stderr, "resmongw stdio: --writes=%q: want ask, harness or off\n", opts.writes)
+		fmt.Fprintf(os.Stderr, "resmongw stdio: --writes=%q: want ask, harness or off\n", o.Writes)
 		return 2
 	}
-	path, err := paths.Socket(opts.socket, os.Getenv)
+	path, err := paths.Socket(o.Socket, os.Getenv)
 	if err != nil {
 		return fail("%v", err)
 	}
 	// An explicit socket means a private daemon, which the per-user service does not serve.
-	explicit := opts.socket != "" || os.Getenv(paths.SocketEnv) != ""
+	explicit := o.Socket != "" || os.Getenv(paths.SocketEnv) != ""
 	autostart := os.Getenv(sessionwire.NoAutostartEnv) != "1"
 	demo := os.Getenv(sessionwire.DemoEnv) // an entry `resmongw demo` printed: its daemon is never started here
 	autostart = autostart && demo == ""
@@ -91,7 +80,7 @@ func Main(args []string, unreachable Unreachable) int {
 	}
 	r := newRelay(dialer, polledStdout())
 	r.unreachable = unreachable
-	r.writes, r.maxOutput = opts.writes, opts.maxOutput
+	r.writes, r.maxOutput = o.Writes, o.MaxOutput
 	conn, err := connect(path, autostart, !explicit)
 	if err != nil && demo != "" {
 		err = sessionwire.DemoUnreachable(demo, err)
@@ -105,23 +94,22 @@ func Main(args []string, unreachable Unreachable) int {
 	return r.run(conn, polledStdin())
 }
 
-// FlagSet is stdio's flag set, for the CLI's help and parsing.
-func FlagSet() *flag.FlagSet { fs, _ := flags(); return fs }
-
-// stdioOptions is what `resmongw stdio` is told.
-type stdioOptions struct {
-	socket, writes string
-	maxOutput      int // bytes; 0 = the client's own budget
+// Options are what `resmongw stdio` is told.
+type Options struct {
+	Socket, Writes string
+	MaxOutput      int // bytes; 0 = the client's own budget
 }
 
-func flags() (*flag.FlagSet, *stdioOptions) {
-	o := &stdioOptions{}
+// Flags is stdio's flag set, bound to o: the shim is stdlib only, so a standard flag set,
+// which the command parses once, either itself (a harness's launch, before the cobra tree is
+// built) or through cobra.
+func Flags(o *Options) *flag.FlagSet {
 	fs := flag.NewFlagSet("resmongw stdio", flag.ContinueOnError)
-	fs.StringVar(&o.socket, "socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
-	fs.StringVar(&o.writes, "writes", "ask", "who confirms each write: 'ask' (the gateway asks the person in the client), "+
+	fs.StringVar(&o.Socket, "socket", "", "daemon socket path (default: $"+paths.SocketEnv+" or the per-user default)")
+	fs.StringVar(&o.Writes, "writes", "ask", "who confirms each write: 'ask' (the gateway asks the person in the client), "+
 		"'harness' (no gateway question: the harness's own approval), 'off' (writes not offered, refused)")
-	fs.IntVar(&o.maxOutput, "max-output", 0, "cut every answer to this many bytes, whatever the client (default: the client's own limit; see the README)")
-	return fs, o
+	fs.IntVar(&o.MaxOutput, "max-output", 0, "cut every answer to this many bytes, whatever the client (default: the client's own limit; see the README)")
+	return fs
 }
 
 // redial is one attempt to reach a daemon after ours went away. While a live daemon holds

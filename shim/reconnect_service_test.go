@@ -16,7 +16,7 @@ import (
 // harness's session goes on on the service's new daemon.
 func TestReconnectStartsTheInstalledServiceAgain(t *testing.T) {
 	w := newServiceWorld(t, true, "start")
-	cmd := exec.Command(bin, "stdio")
+	cmd := w.runUser.Wrap(exec.Command(bin, "stdio"))
 	cmd.Env = w.env
 	h, err := testkit.StartRawHarness(cmd)
 	if err != nil {

@@ -4,13 +4,13 @@ package tooltable
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/toolfacts"
+	"github.com/spf13/pflag"
 )
 
 // Selection picks which rows of the table to print.
@@ -32,9 +32,9 @@ type Row struct {
 }
 
 // Rows are the selected tools, in the table's order.
-func Rows(tools []proxy.Tool, sel Selection) []Row {
+func Rows(table []toolfacts.Row, sel Selection) []Row {
 	rows := []Row{}
-	for _, t := range tools {
+	for _, t := range table {
 		if (sel == Reads && t.RequiresConfirmation) || (sel == Writes && !t.RequiresConfirmation) {
 			continue
 		}
@@ -49,7 +49,7 @@ func Rows(tools []proxy.Tool, sel Selection) []Row {
 
 // summary is the tool's one line: its Summary, or while that is empty the first sentence of
 // its description.
-func summary(t proxy.Tool) string {
+func summary(t toolfacts.Row) string {
 	if s := strings.TrimSpace(t.Summary); s != "" {
 		return s
 	}
@@ -89,42 +89,31 @@ asking; a person confirms every write. --json prints the same rows for scripts, 
 to build a harness's allow-list:  resmongw tools --reads --json | jq -r '.[].name'
 `
 
-// Main runs `resmongw tools`.
-func Main(args []string, stdout, stderr io.Writer) int { return run(args, stdout, stderr) }
-
-// FlagSet is the tools command's flag set, for the CLI's help and parsing.
-func FlagSet() *flag.FlagSet { fs, _, _, _ := flags(); return fs }
-
-func flags() (fs *flag.FlagSet, reads, writes, asJSON *bool) {
-	fs = flag.NewFlagSet("resmongw tools", flag.ContinueOnError)
-	reads = fs.Bool("reads", false, "only the tools that may run without asking")
-	writes = fs.Bool("writes", false, "only the tools a person confirms first")
-	asJSON = fs.Bool("json", false, "print a JSON array instead of a table")
-	return fs, reads, writes, asJSON
+// Options are the tools command's flags.
+type Options struct {
+	Reads, Writes, JSON bool
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	fs, reads, writes, asJSON := flags()
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 || (*reads && *writes) {
-		fs.Usage()
-		return 2
-	}
+// BindFlags declares the tools command's flags on fs, bound to o.
+func BindFlags(fs *pflag.FlagSet, o *Options) {
+	fs.BoolVar(&o.Reads, "reads", false, "only the tools that may run without asking")
+	fs.BoolVar(&o.Writes, "writes", false, "only the tools a person confirms first")
+	fs.BoolVar(&o.JSON, "json", false, "print a JSON array instead of a table")
+}
+
+// Main runs `resmongw tools`: exit 0, or 2 for --reads with --writes.
+func Main(o Options, stdout, stderr io.Writer) int {
 	sel := All
 	switch {
-	case *reads:
+	case o.Reads && o.Writes:
+		fmt.Fprint(stderr, "resmongw tools: --reads and --writes exclude each other\n\n"+usage)
+		return 2
+	case o.Reads:
 		sel = Reads
-	case *writes:
+	case o.Writes:
 		sel = Writes
 	}
-	if err := Write(stdout, Rows(proxy.Tools, sel), *asJSON); err != nil {
+	if err := Write(stdout, Rows(toolfacts.Rows, sel), o.JSON); err != nil {
 		fmt.Fprintf(stderr, "resmongw tools: %v\n", err)
 		return 1
 	}

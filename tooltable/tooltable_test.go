@@ -7,13 +7,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resmongw/resmongw/proxy"
+	"github.com/resmongw/resmongw/toolfacts"
+	"github.com/spf13/pflag"
 )
 
 func runTools(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	var opts Options
+	fs := pflag.NewFlagSet("tools", pflag.ContinueOnError)
+	BindFlags(fs, &opts)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
 	var o, e bytes.Buffer
-	code := run(args, &o, &e)
+	code := Main(opts, &o, &e)
 	return code, o.String(), e.String()
 }
 
@@ -25,10 +32,10 @@ func TestToolsPrintsEveryToolOnceWithItsAccess(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != len(proxy.Tools)+1 || !strings.HasPrefix(lines[0], "TOOL") {
-		t.Fatalf("want a header and %d rows, got:\n%s", len(proxy.Tools), out)
+	if len(lines) != len(toolfacts.Rows)+1 || !strings.HasPrefix(lines[0], "TOOL") {
+		t.Fatalf("want a header and %d rows, got:\n%s", len(toolfacts.Rows), out)
 	}
-	for i, tool := range proxy.Tools {
+	for i, tool := range toolfacts.Rows {
 		f := strings.Fields(lines[i+1])
 		want := "read"
 		if tool.RequiresConfirmation {
@@ -46,8 +53,8 @@ func TestToolsJSONGivesTheReadAndWriteLists(t *testing.T) {
 		flag string
 		want []string
 	}{
-		{"--reads", proxy.ReadTools()},
-		{"--writes", proxy.WriteTools()},
+		{"--reads", toolfacts.ReadTools()},
+		{"--writes", toolfacts.WriteTools()},
 	} {
 		code, out, errOut := runTools(t, tc.flag, "--json")
 		if code != 0 {
@@ -71,20 +78,17 @@ func TestToolsJSONGivesTheReadAndWriteLists(t *testing.T) {
 			t.Errorf("%s --json names = %v, want %v", tc.flag, names, tc.want)
 		}
 	}
-	if len(proxy.ReadTools()) != 18 || len(proxy.WriteTools()) != 7 {
-		t.Errorf("the table has %d reads and %d writes, want 18 and 7", len(proxy.ReadTools()), len(proxy.WriteTools()))
-	}
 }
 
 // The table's layout, byte for byte, on a table of our own (the real summaries belong to the
 // tool rows and may be reworded).
 func TestToolsTableLayout(t *testing.T) {
-	tools := []proxy.Tool{
+	table := []toolfacts.Row{
 		{Name: "health", Description: "Whether it runs. Pass an id to pin it."},
 		{Name: "update_settings", Summary: "Change settings in one group.", Description: "Long text. More.", RequiresConfirmation: true},
 	}
 	var b bytes.Buffer
-	if err := Write(&b, Rows(tools, All), false); err != nil {
+	if err := Write(&b, Rows(table, All), false); err != nil {
 		t.Fatal(err)
 	}
 	want := "TOOL             R/W    WHAT IT DOES\n" +
@@ -94,7 +98,7 @@ func TestToolsTableLayout(t *testing.T) {
 		t.Errorf("table:\n%q\nwant:\n%q", b.String(), want)
 	}
 	b.Reset()
-	if err := Write(&b, Rows(tools, Writes), true); err != nil {
+	if err := Write(&b, Rows(table, Writes), true); err != nil {
 		t.Fatal(err)
 	}
 	wantJSON := `[
@@ -125,14 +129,11 @@ func TestSummaryFallsBackToTheFirstSentence(t *testing.T) {
 	}
 }
 
-func TestToolsUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{"--reads", "--writes"}, {"extra"}, {"--bogus"}} {
-		code, out, errOut := runTools(t, args...)
-		if code != 2 || out != "" || !strings.Contains(errOut, "Usage: resmongw tools") {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
-		}
-	}
-	if code, _, errOut := runTools(t, "-h"); code != 0 || !strings.Contains(errOut, "Usage") {
-		t.Errorf("-h: exit %d, %q", code, errOut)
+// --reads with --writes is a usage error; unknown flags, arguments and -h are cobra's
+// (cmd/resmongw TestUsageErrorsExitTwo, TestHelpOnEveryCommandExitsZero).
+func TestToolsReadsWithWritesIsAUsageError(t *testing.T) {
+	code, out, errOut := runTools(t, "--reads", "--writes")
+	if code != 2 || out != "" || !strings.Contains(errOut, "Usage: resmongw tools") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/resmongw/resmongw/paths"
 )
 
 // runCLI runs the command line with buffers: nothing reaches the terminal.
@@ -58,6 +62,13 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"serve", "--request-timeout", "soon"}, "request-timeout"},
 		{[]string{"serve", "--retry-wait", "-1s"}, "--retry-wait must not be negative"},
 		{[]string{"tools", "--reads", "--writes"}, "Usage"},
+		{[]string{"tools", "extra"}, `"extra"`},
+		{[]string{"config", "cursor", "codex"}, "accepts 1 arg"},
+		{[]string{"config", "cursor", "--token", "x"}, "unknown flag: --token"}, // no flag takes a token
+		{[]string{"dev", "backend", "--bogus"}, "--bogus"},
+		{[]string{"dev", "backend", "extra"}, `"extra"`},
+		{[]string{"stop", "extra"}, `"extra"`},
+		{[]string{"install", "--no-start=maybe"}, "--no-start"},
 		{nil, "Usage:"},
 	} {
 		code, out, errOut := runCLI(c.args...)
@@ -72,5 +83,21 @@ func TestVersion(t *testing.T) {
 		if code, out, _ := runCLI(args...); code != 0 || !strings.HasPrefix(out, "resmongw ") {
 			t.Errorf("%v: exit %d, %q", args, code, out)
 		}
+	}
+}
+
+// The tests of a package that runs the binary see a private, empty /run/user
+// (testkit.MainWithBinary), so a test that forgets its socket gets a throw-away default and
+// never starts a daemon on the real user's.
+func TestTheTestsDefaultSocketIsPrivate(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("without root the tests get no private /run/user")
+	}
+	def, err := paths.DefaultSocket()
+	if want := "/run/user/" + strconv.Itoa(os.Getuid()) + "/resmongw/mcp.sock"; err != nil || def != want {
+		t.Fatalf("the tests' default socket is %q (%v), want %s in their private /run/user", def, err, want)
+	}
+	if _, err := os.Stat("/run/user/.resmongw-tests"); err != nil {
+		t.Fatalf("/run/user is not the tests' own: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
+	"github.com/resmongw/resmongw/toolfacts"
 )
 
 // bin is resmongw, built once for the tests that run it as a process.
@@ -43,7 +45,7 @@ func TestDemoRunsAndStopsClean(t *testing.T) {
 		t.Fatalf("the demo did not get ready\nstdout %s\nstderr %s", stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	for _, want := range []string{"SIMULATED", "tools/list: 25 tools", "health {}", "search_corpus", "list_routines",
+	for _, want := range []string{"SIMULATED", fmt.Sprintf("tools/list: %d tools", len(toolfacts.Rows)), "health {}", "search_corpus", "list_routines",
 		"claude mcp add resmon-demo -e RESMONGW_SOCKET=", "codex mcp add resmon-demo --env RESMONGW_SOCKET=",
 		`"mcpServers"`, " stdio"} {
 		if !strings.Contains(out, want) {

@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/daemonctl"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/paths"
 	"github.com/resmongw/resmongw/sessionwire"
@@ -20,7 +21,7 @@ import (
 const (
 	// stopWait covers the daemon's graceful stop: calls in flight are answered (bounded by
 	// the request timeout) before it exits. A daemon whose accept states a longer bound
-	// (its request timeout raised) is waited for that long (daemon.Control).
+	// (its request timeout raised) is waited for that long (daemonctl.Control).
 	stopWait = 60 * time.Second
 	// startWait bounds the wait for a started daemon to listen: a deadline against one that
 	// never does, not an estimate. A daemon listens within a fraction of a second on an idle
@@ -35,16 +36,16 @@ const (
 // service is installed.
 func lifecycleCmd(verb, short string, stdout, stderr io.Writer) *cobra.Command {
 	var socket string
-	cmd := withGoFlags(&cobra.Command{
+	var o packaging.ServiceOptions
+	return withFlags(&cobra.Command{
 		Use: verb, Short: short, GroupID: "manage", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dry, _ := cmd.Flags().GetBool("dry-run")
+		RunE: func(*cobra.Command, []string) error {
 			l, err := newLifecycle(socket, stdout, stderr)
 			if err != nil {
 				fmt.Fprintf(stderr, "resmongw %s: %v\n", verb, err)
 				return exitCode(2)
 			}
-			if dry {
+			if o.DryRun {
 				return done(l.dryRun(verb))
 			}
 			switch verb {
@@ -56,9 +57,10 @@ func lifecycleCmd(verb, short string, stdout, stderr io.Writer) *cobra.Command {
 				return done(l.restart())
 			}
 		},
-	}, packaging.ServiceFlagSet(verb))
-	cmd.Flags().StringVar(&socket, "socket", "", "the daemon's socket (default: $"+paths.SocketEnv+" or the per-user default)")
-	return cmd
+	}, func(fs *pflag.FlagSet) {
+		packaging.BindServiceFlags(fs, verb, &o)
+		fs.StringVar(&socket, "socket", "", "the daemon's socket (default: $"+paths.SocketEnv+" or the per-user default)")
+	})
 }
 
 type lifecycle struct {
@@ -75,7 +77,7 @@ func newLifecycle(socketFlag string, stdout, stderr io.Writer) (*lifecycle, erro
 		return nil, err
 	}
 	explicit := socketFlag != "" || os.Getenv(paths.SocketEnv) != ""
-	return &lifecycle{socket: socket, service: !explicit && daemon.ServiceInstalled(os.Getenv), stdout: stdout, stderr: stderr}, nil
+	return &lifecycle{socket: socket, service: !explicit && daemonctl.ServiceInstalled(os.Getenv), stdout: stdout, stderr: stderr}, nil
 }
 
 func (l *lifecycle) dryRun(verb string) int {
@@ -84,9 +86,9 @@ func (l *lifecycle) dryRun(verb string) int {
 	}
 	switch {
 	case l.service && verb != "stop":
-		return packaging.ServiceMain("start", []string{"--dry-run"}, l.stdout, l.stderr)
+		return packaging.ServiceMain("start", packaging.ServiceOptions{DryRun: true}, l.stdout, l.stderr)
 	case l.service:
-		return packaging.ServiceMain("stop", []string{"--dry-run"}, l.stdout, l.stderr)
+		return packaging.ServiceMain("stop", packaging.ServiceOptions{DryRun: true}, l.stdout, l.stderr)
 	case verb != "stop":
 		fmt.Fprintf(l.stdout, "would start 'resmongw serve --socket %s' in the background\n", l.socket)
 	}
@@ -96,9 +98,9 @@ func (l *lifecycle) dryRun(verb string) int {
 // ask sends the control request and reports what happened: ran says whether a daemon was
 // there to ask, idle is its idle period (0: it stayed until asked).
 func (l *lifecycle) ask(kind string) (ran bool, idle time.Duration, code int) {
-	st, err := daemon.Control(l.socket, kind, stopWait)
+	st, err := daemonctl.Control(l.socket, kind, stopWait)
 	switch {
-	case errors.Is(err, daemon.ErrNotRunning):
+	case errors.Is(err, daemonctl.ErrNotRunning):
 		return false, 0, 0
 	case err != nil:
 		fmt.Fprintf(l.stderr, "resmongw %s: the daemon at %s: %v\n", kind, l.socket, err)
@@ -116,7 +118,7 @@ func (l *lifecycle) stop() int {
 		return code
 	}
 	if l.service {
-		return packaging.ServiceMain("stop", nil, l.stdout, l.stderr)
+		return packaging.ServiceMain("stop", packaging.ServiceOptions{}, l.stdout, l.stderr)
 	}
 	if !ran {
 		fmt.Fprintf(l.stdout, "resmongw is not running (no daemon at %s); nothing to stop.\n", l.socket)
@@ -138,7 +140,7 @@ func (l *lifecycle) restart() int {
 }
 
 func (l *lifecycle) start() int {
-	if pid := sessionwire.LockHolder(l.socket); pid > 0 && daemon.WaitServing(l.socket, 0) == nil {
+	if pid := sessionwire.LockHolder(l.socket); pid > 0 && daemonctl.WaitServing(l.socket, 0) == nil {
 		fmt.Fprintf(l.stdout, "resmongw is already running (pid %d) at %s\n", pid, l.socket)
 		return 0
 	}
@@ -150,14 +152,14 @@ func (l *lifecycle) start() int {
 // does), and waits until it serves.
 func (l *lifecycle) startNew(idle time.Duration) int {
 	if l.service {
-		if code := packaging.ServiceMain("start", nil, l.stdout, l.stderr); code != 0 {
+		if code := packaging.ServiceMain("start", packaging.ServiceOptions{}, l.stdout, l.stderr); code != 0 {
 			return code
 		}
 	} else if _, err := shim.StartDaemon(l.socket, idle); err != nil {
 		fmt.Fprintf(l.stderr, "resmongw: starting the daemon: %v\n", err)
 		return 1
 	}
-	if err := daemon.WaitServing(l.socket, startWait); err != nil {
+	if err := daemonctl.WaitServing(l.socket, startWait); err != nil {
 		fmt.Fprintf(l.stderr, "resmongw: %v; run 'resmongw serve --foreground' to see why\n", err)
 		return 1
 	}
@@ -176,17 +178,16 @@ func (l *lifecycle) startNew(idle time.Duration) int {
 // unit goes in first, then that daemon is asked to restart (its sessions reconnect, through
 // the service now), then the service starts.
 func installCmd(stdout, stderr io.Writer) *cobra.Command {
-	return withGoFlags(&cobra.Command{
+	var o packaging.ServiceOptions
+	return withFlags(&cobra.Command{
 		Use: "install", Short: "install and start the per-user service (systemd user unit / launchd agent)",
 		GroupID: "manage", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dry, _ := cmd.Flags().GetBool("dry-run")
-			noStart, _ := cmd.Flags().GetBool("no-start")
-			socket, err := paths.DefaultSocket(os.Getenv)
-			if dry || noStart || err != nil || sessionwire.LockHolder(socket) == 0 {
-				return done(packaging.ServiceMain("install", passArgs(cmd, args), stdout, stderr))
+		RunE: func(*cobra.Command, []string) error {
+			socket, err := paths.DefaultSocket()
+			if o.DryRun || o.NoStart || err != nil || sessionwire.LockHolder(socket) == 0 {
+				return done(packaging.ServiceMain("install", o, stdout, stderr))
 			}
-			if code := packaging.ServiceMain("install", []string{"--no-start"}, stdout, stderr); code != 0 {
+			if code := packaging.ServiceMain("install", packaging.ServiceOptions{NoStart: true}, stdout, stderr); code != 0 {
 				return exitCode(code)
 			}
 			l := &lifecycle{socket: socket, service: true, stdout: stdout, stderr: stderr}
@@ -195,5 +196,5 @@ func installCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			return done(l.startNew(0))
 		},
-	}, packaging.ServiceFlagSet("install"))
+	}, func(fs *pflag.FlagSet) { packaging.BindServiceFlags(fs, "install", &o) })
 }

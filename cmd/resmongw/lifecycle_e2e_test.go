@@ -16,19 +16,20 @@ import (
 )
 
 // serviceUser is a user with the service installed (unit file, fake systemctl) whose default
-// socket lives under a test root.
+// socket is under a private /run/user: every command of theirs runs through runUser.Wrap.
 type serviceUser struct {
 	t       *testing.T
 	env     []string
 	socket  string
 	callLog string
+	runUser *testkit.RunUser
 }
 
 func newServiceUser(t *testing.T) *serviceUser {
 	root, home := testkit.ShortTempDir(t), t.TempDir()
 	fs := testkit.NewFakeService(t, root, home, bin)
-	u := &serviceUser{t: t, socket: fs.Socket, callLog: fs.CallLog}
-	u.env = append([]string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), paths.TestRootEnv + "=" + root}, fs.Env...)
+	u := &serviceUser{t: t, socket: fs.Socket, callLog: fs.CallLog, runUser: fs.RunUser}
+	u.env = append([]string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}, fs.Env...)
 	t.Cleanup(func() {
 		if pid := u.pid(); pid > 0 {
 			_ = testkit.StopPID(pid, testkit.WaitLimit)
@@ -44,7 +45,7 @@ func (u *serviceUser) pid() int {
 
 func (u *serviceUser) run(args ...string) (string, int) {
 	u.t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := u.runUser.Wrap(exec.Command(bin, args...))
 	cmd.Env = u.env
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -93,7 +94,7 @@ func TestServiceManagedLifecycle(t *testing.T) {
 func TestInstallTakesOverFromAnAutostartedDaemon(t *testing.T) {
 	t.Parallel() // after the demo, which no other test may overlap: it checks that no resmongw process is left
 	u := newServiceUser(t)
-	cmd := exec.Command(bin, "serve", "--exit-when-idle", "10m")
+	cmd := u.runUser.Wrap(exec.Command(bin, "serve", "--exit-when-idle", "10m"))
 	cmd.Env = u.env
 	p, err := testkit.Start(cmd)
 	if err != nil {

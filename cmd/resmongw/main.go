@@ -4,7 +4,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/resmongw/resmongw/activity"
 	"github.com/resmongw/resmongw/daemon"
+	"github.com/resmongw/resmongw/daemonctl"
 	"github.com/resmongw/resmongw/doctor"
 	"github.com/resmongw/resmongw/packaging"
 	"github.com/resmongw/resmongw/resmonsim"
@@ -33,18 +33,19 @@ func main() {
 // stdioFast runs `resmongw stdio` without building the cobra tree: a shim runs once per
 // harness session for the session's whole life, so what it allocates at start it holds. Only
 // a launch that stdio's own flag set parses cleanly, with no arguments left over (as harness
-// configs write it), takes this path; anything else, help included, goes to cobra for its
-// usage text and errors.
+// configs write it), takes this path, and that parse is the only one; anything else, help
+// included, goes to cobra for its usage text and errors.
 func stdioFast(args []string) (int, bool) {
 	if len(args) == 0 || args[0] != "stdio" {
 		return 0, false
 	}
-	fs := shim.FlagSet()
+	var o shim.Options
+	fs := shim.Flags(&o)
 	fs.SetOutput(io.Discard)
 	if fs.Parse(args[1:]) != nil || fs.NArg() > 0 {
 		return 0, false
 	}
-	return shim.Main(args[1:], daemon.ServeUnreachable), true
+	return shim.Main(o, daemon.ServeUnreachable), true
 }
 
 // exitCode is a command's result as an error: cobra carries it out of RunE, run returns it.
@@ -164,45 +165,30 @@ func withLong(cmd *cobra.Command, long string) *cobra.Command {
 	return cmd
 }
 
-// passArgs is the command line a package's own flag parser is given after cobra parsed and
-// checked it: every flag that was set, as --name=value, then the positional arguments.
-func passArgs(cmd *cobra.Command, args []string) []string {
-	var out []string
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		out = append(out, "--"+f.Name+"="+f.Value.String())
-	})
-	return append(append(out, "--"), args...)
-}
-
-// withGoFlags adds a package's flag set (declared once, in the package) to cmd. A flag whose
-// usage says its default itself (it comes from the environment, or a zero means "use the
-// built-in"), or whose default is a zero duration, shows no second "(default …)".
-func withGoFlags(cmd *cobra.Command, fs *flag.FlagSet) *cobra.Command {
-	cmd.Flags().AddGoFlagSet(fs)
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if strings.Contains(f.Usage, "(default") || f.DefValue == "0s" {
-			f.DefValue = ""
-		}
-	})
+// withFlags declares a command's flags on its pflag set, through the owning package's binder,
+// so that cobra parses them once, into that package's options.
+func withFlags(cmd *cobra.Command, bind func(*pflag.FlagSet)) *cobra.Command {
+	bind(cmd.Flags())
 	return cmd
 }
 
 func stdioCmd() *cobra.Command {
-	return withGoFlags(&cobra.Command{
+	var o shim.Options
+	return withFlags(&cobra.Command{
 		Use:     "stdio",
 		Short:   "the MCP server a harness launches (relays to the daemon; starts it if needed)",
 		Long:    "The MCP server a harness launches: it relays the harness's stdio to the daemon's socket and\nstarts the daemon when none runs. Its stdout carries protocol bytes only.",
 		GroupID: "use",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return done(shim.Main(passArgs(cmd, args), daemon.ServeUnreachable))
+			return done(shim.Main(o, daemon.ServeUnreachable))
 		},
-	}, shim.FlagSet())
+	}, func(fs *pflag.FlagSet) { fs.AddGoFlagSet(shim.Flags(&o)) }) // the shim is stdlib only
 }
 
 func serveCmd(stderr io.Writer) *cobra.Command {
 	var c daemon.Config
-	return withGoFlags(&cobra.Command{
+	return withFlags(&cobra.Command{
 		Use:     "serve",
 		Short:   "run the daemon in the foreground",
 		Long:    "Run the daemon in the foreground. The service runs this; 'resmongw stdio' starts it with\n--exit-when-idle when no daemon runs.",
@@ -211,12 +197,12 @@ func serveCmd(stderr io.Writer) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			return done(daemon.ServeMain(c, stderr))
 		},
-	}, daemon.ServeFlags(&c))
+	}, func(fs *pflag.FlagSet) { daemon.BindServeFlags(fs, &c) })
 }
 
 func statusCmd(stdout, stderr io.Writer) *cobra.Command {
-	var o daemon.StatusOptions
-	return withGoFlags(&cobra.Command{
+	var o daemonctl.StatusOptions
+	return withFlags(&cobra.Command{
 		Use:   "status",
 		Short: "what the daemon is connected to, and why not",
 		Long: `What the daemon serves: each backend target, whether it is verified, and the open sessions.
@@ -224,22 +210,24 @@ Exit 0 when every target in use has a verified backend, 1 when one has none, 3 w
 		GroupID: "manage",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return done(daemon.StatusMain(o, stdout, stderr))
+			return done(daemonctl.StatusMain(o, stdout, stderr))
 		},
-	}, daemon.StatusFlags(&o))
+	}, func(fs *pflag.FlagSet) { daemonctl.BindStatusFlags(fs, &o) })
 }
 
 func serviceCmd(verb, short string, stdout, stderr io.Writer) *cobra.Command {
-	return withGoFlags(&cobra.Command{
+	var o packaging.ServiceOptions
+	return withFlags(&cobra.Command{
 		Use: verb, Short: short, GroupID: "manage", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return done(packaging.ServiceMain(verb, passArgs(cmd, args), stdout, stderr))
+		RunE: func(*cobra.Command, []string) error {
+			return done(packaging.ServiceMain(verb, o, stdout, stderr))
 		},
-	}, packaging.ServiceFlagSet(verb))
+	}, func(fs *pflag.FlagSet) { packaging.BindServiceFlags(fs, verb, &o) })
 }
 
 func configCmd(stdout, stderr io.Writer) *cobra.Command {
-	return withGoFlags(&cobra.Command{
+	var o packaging.ConfigOptions
+	return withFlags(&cobra.Command{
 		Use:   "config <harness>",
 		Short: "print or write a harness's entry and approval settings",
 		Long: `Print (or with --write merge into the harness's own files) the entry that launches
@@ -248,14 +236,15 @@ writes always asking. Harnesses: claude-code, codex, cursor, claude-desktop.`,
 		GroupID:   "use",
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"claude-code", "codex", "cursor", "claude-desktop"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return done(packaging.ConfigMain(passArgs(cmd, args), stdout, stderr))
+		RunE: func(_ *cobra.Command, args []string) error {
+			return done(packaging.ConfigMain(args[0], o, stdout, stderr))
 		},
-	}, packaging.ConfigFlagSet())
+	}, func(fs *pflag.FlagSet) { packaging.BindConfigFlags(fs, &o) })
 }
 
 func toolsCmd(stdout, stderr io.Writer) *cobra.Command {
-	return withGoFlags(&cobra.Command{
+	var o tooltable.Options
+	return withFlags(&cobra.Command{
 		Use:   "tools",
 		Short: "the tools: name, read or write, what each does",
 		Long: `Print resmon's tools: the name, read or write, and what each does. Reads may run without
@@ -263,10 +252,10 @@ asking; a person confirms every write. --json prints the same rows for scripts, 
 harness's allow-list:  resmongw tools --reads --json | jq -r '.[].name'`,
 		GroupID: "use",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return done(tooltable.Main(passArgs(cmd, args), stdout, stderr))
+		RunE: func(*cobra.Command, []string) error {
+			return done(tooltable.Main(o, stdout, stderr))
 		},
-	}, tooltable.FlagSet())
+	}, func(fs *pflag.FlagSet) { tooltable.BindFlags(fs, &o) })
 }
 
 func devCmd(stderr io.Writer) *cobra.Command {
@@ -292,7 +281,8 @@ func devCmd(stderr io.Writer) *cobra.Command {
 		}
 		return errors.New(msg)
 	}
-	dev.AddCommand(withGoFlags(&cobra.Command{
+	var backend resmonsim.CommandOptions
+	dev.AddCommand(withFlags(&cobra.Command{
 		Use:   "backend",
 		Short: "run the built-in resmon backend simulator (SIMULATED data)",
 		Long: `Run the built-in simulator of the resmon 2.3.0 backend on 127.0.0.1 until Ctrl-C; SIGHUP
@@ -301,16 +291,16 @@ which status shows as SIMULATED. Without --state-dir it works in a new private d
 (printed, removed at exit); it refuses resmon's own state directory and any directory whose
 port file names a running backend.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return done(resmonsim.Main(passArgs(cmd, args), stderr, readPortFile))
+		RunE: func(*cobra.Command, []string) error {
+			return done(resmonsim.Main(backend, stderr, readPortFile))
 		},
-	}, resmonsim.FlagSet()))
+	}, func(fs *pflag.FlagSet) { resmonsim.BindFlags(fs, &backend) }))
 	return dev
 }
 
 func activityCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o activity.Options
-	return withGoFlags(&cobra.Command{
+	return withFlags(&cobra.Command{
 		Use:   "activity",
 		Short: "the tool calls the daemon served: who, which tool, how each ended",
 		Long: `The tool calls the daemon recorded, newest last: time, session, client, tool, read or write,
@@ -321,12 +311,12 @@ was confirmed, and how long it took. Never an argument, a result or a token. -f 
 		RunE: func(*cobra.Command, []string) error {
 			return done(activity.Main(o, stdout, stderr))
 		},
-	}, activity.FlagSet(&o))
+	}, func(fs *pflag.FlagSet) { activity.BindFlags(fs, &o) })
 }
 
 func doctorCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o doctor.Options
-	return withGoFlags(&cobra.Command{
+	return withFlags(&cobra.Command{
 		Use:   "doctor",
 		Short: "check the whole setup, each check with the command that fixes it",
 		Long: `Check, in order: this binary's version against the running daemon's, the socket directory, the
@@ -338,5 +328,5 @@ its fix; what does not apply is information (·). Exit 0 when all pass, 1 otherw
 		RunE: func(*cobra.Command, []string) error {
 			return done(doctor.Main(o, stdout, stderr))
 		},
-	}, doctor.FlagSet(&o))
+	}, func(fs *pflag.FlagSet) { doctor.BindFlags(fs, &o) })
 }

@@ -41,8 +41,10 @@ func Build(ctx context.Context, dir string, race bool) (string, error) {
 // MainWithBinary is a TestMain: it builds resmongw once (into sharedBinDir, where the next
 // run finds it up to date), sets *bin to its path, runs the tests and, when they passed,
 // afterPass (nil for none; its error fails the run), then exits. The directory is
-// world-readable so a helper running as another user can execute the binary.
+// world-readable so a helper running as another user can execute the binary. The tests run
+// with a private /run/user (withPrivateRunUser).
 func MainWithBinary(m *testing.M, bin *string, race bool, afterPass func() error) {
+	withPrivateRunUser() // the tests' processes never reach the real per-user default socket
 	Exit(runWithBinary(m, bin, race, afterPass))
 }
 

@@ -1,0 +1,2 @@
+// Package packaging installs resmongw as a per-user service and writes harness configurations.
+package packaging
