@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/toolfacts"
@@ -86,7 +85,7 @@ func TestDaemonKilledNextShimAutostarts(t *testing.T) {
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if !testkit.WaitGone(old, 10*time.Second) {
+	if !testkit.WaitGone(old, testkit.WaitLimit) {
 		t.Fatal("killed daemon still alive")
 	}
 	if _, err := os.Lstat(w.Socket); err != nil {

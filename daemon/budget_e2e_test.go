@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,7 +23,7 @@ func (w *world) connectAs(ctx context.Context, client string, env []string, args
 	stderr := &testkit.SyncBuffer{}
 	cmd.Stderr = stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+		Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: testkit.WaitLimit}, nil)
 	if err != nil {
 		w.T.Fatalf("connect: %v\nshim stderr: %s", err, stderr)
 	}

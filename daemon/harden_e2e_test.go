@@ -29,7 +29,7 @@ func TestDaemonNotDumpableNoCore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if p.Stop(15 * time.Second) {
+		if p.Stop(testkit.WaitLimit) {
 			t.Errorf("daemon ignored SIGTERM")
 		}
 	})

@@ -57,7 +57,7 @@ func unservedWorld(t *testing.T) (*world, *resmonsim.Sim, context.Context) {
 func (w *world) reapDaemonOnCleanup() {
 	w.T.Cleanup(func() {
 		if pid := w.DaemonPID(); pid > 0 {
-			_ = testkit.StopPID(pid, 10*time.Second)
+			_ = testkit.StopPID(pid, testkit.WaitLimit)
 		}
 	})
 }
@@ -87,8 +87,8 @@ func (w *world) startDaemon(args ...string) *daemonProc {
 
 // stop sends SIGTERM and waits (bounded) for the exit; it returns the exit error.
 func (d *daemonProc) stop(t testing.TB) error {
-	if d.Stop(15 * time.Second) {
-		t.Errorf("daemon ignored SIGTERM for 15s")
+	if d.Stop(testkit.WaitLimit) {
+		t.Errorf("daemon ignored SIGTERM for %v", testkit.WaitLimit)
 	}
 	return d.Err()
 }
@@ -129,7 +129,7 @@ func (w *world) connect(ctx context.Context, protocol string, extraEnv ...string
 	if protocol != "" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: protocol}
 	}
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, opts)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: testkit.WaitLimit}, opts)
 	if err != nil {
 		w.T.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
 	}
@@ -199,4 +199,4 @@ func (w *world) runStatus(ctx context.Context, extraEnv []string, args ...string
 	}
 }
 
-func testCtx(t *testing.T) context.Context { return testkit.Context(t, 60*time.Second) }
+func testCtx(t *testing.T) context.Context { return testkit.Context(t, 3*time.Minute) }

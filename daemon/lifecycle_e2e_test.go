@@ -199,7 +199,7 @@ func TestAutostartedDaemonExitsWhenIdle(t *testing.T) {
 	if !testkit.WaitGone(pid, 30*time.Second) {
 		t.Fatalf("the idle daemon %d did not exit", pid)
 	}
-	testkit.WaitFor(t, 10*time.Second, func() bool {
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool {
 		b, _ := os.ReadFile(w.LogFile())
 		return strings.Contains(string(b), "no session for the idle period")
 	}, "the idle exit in the log")
@@ -220,7 +220,7 @@ func TestTwoHarnessEnvironmentsReachOneDaemon(t *testing.T) {
 	socket := ru.Socket()
 	t.Cleanup(func() {
 		if pid, _ := testkit.ReadPIDFile(paths.LockFile(socket)); pid > 0 {
-			_ = testkit.StopPID(pid, 10*time.Second)
+			_ = testkit.StopPID(pid, testkit.WaitLimit)
 		}
 	})
 	homeA, homeB := t.TempDir(), t.TempDir()
@@ -252,8 +252,8 @@ func TestTwoHarnessEnvironmentsReachOneDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Stop(10 * time.Second) })
-	if err := testkit.WaitListening(stray, 10*time.Second, p); err != nil {
+	t.Cleanup(func() { p.Stop(testkit.WaitLimit) })
+	if err := testkit.WaitListening(stray, testkit.WaitLimit, p); err != nil {
 		t.Fatal(err)
 	}
 	st := ru.Wrap(exec.CommandContext(ctx, bin, "status"))
@@ -271,7 +271,7 @@ func connectCmd(ctx context.Context, t *testing.T, cmd *exec.Cmd) *shimSession {
 	s := &shimSession{cmd: cmd, stderr: &testkit.SyncBuffer{}}
 	cmd.Stderr = s.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: testkit.WaitLimit}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v\nshim stderr: %s", err, s.stderr)
 	}
@@ -312,7 +312,7 @@ func TestStopFromAnotherUserIsRefused(t *testing.T) {
 	if got := rawClientAsNobody(ctx, t, sessionwire.KindStop, w.Socket); got != "received 0 bytes" {
 		t.Fatalf("a stop request as nobody, past the client's checks: %q, want no answer", got)
 	}
-	testkit.WaitFor(t, 10*time.Second, func() bool {
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool {
 		b, _ := os.ReadFile(w.LogFile())
 		return strings.Contains(string(b), "refused a connection from another user") && strings.Contains(string(b), `"uid":65534`)
 	}, "the refusal in the daemon log")

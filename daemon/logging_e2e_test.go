@@ -4,7 +4,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/resmonsim"
@@ -27,7 +26,7 @@ func TestLogFilePrivateAndTokenFree(t *testing.T) {
 	call(ctx, t, s.cs, "health", nil)
 	out, _ := w.runStatus(ctx, simEnv(sim), "--json")
 
-	testkit.WaitFor(t, 10*time.Second, func() bool {
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool {
 		b, _ := os.ReadFile(w.LogFile())
 		return strings.Count(string(b), `"msg":"tool call"`) >= 4
 	}, "four tool calls in the log")

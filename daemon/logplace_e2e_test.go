@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -43,7 +42,7 @@ func TestAutostartWithoutHomeOrWithAForeignHome(t *testing.T) {
 			var stderr testkit.SyncBuffer
 			cmd.Stderr = &stderr
 			cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).
-				Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
+				Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: testkit.WaitLimit}, nil)
 			if err != nil {
 				t.Fatalf("autostart with %s: %v\nshim stderr: %s", c.name, err, stderr.String())
 			}
@@ -51,7 +50,7 @@ func TestAutostartWithoutHomeOrWithAForeignHome(t *testing.T) {
 			if got := healthRuntimeID(ctx, t, cs); got != sim.RuntimeID() {
 				t.Fatalf("health runtime id %s, want %s", got, sim.RuntimeID())
 			}
-			testkit.WaitFor(t, 10*time.Second, func() bool {
+			testkit.WaitFor(t, testkit.WaitLimit, func() bool {
 				b, _ := os.ReadFile(w.LogFile())
 				return strings.Contains(string(b), "daemon started")
 			}, "the daemon's log beside its socket")
@@ -95,6 +94,6 @@ func TestUnopenableLogNeverStopsTheDaemon(t *testing.T) {
 	if st := decodeStatus(t, js); st.Daemon.LogFile != "" || !strings.Contains(st.Daemon.LogProblem, "another user") {
 		t.Errorf("status --json daemon: %+v", st.Daemon)
 	}
-	testkit.WaitFor(t, 10*time.Second, func() bool { return strings.Contains(d.stderr.String(), `"msg":"tool call"`) },
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool { return strings.Contains(d.stderr.String(), `"msg":"tool call"`) },
 		"the daemon's entries on stderr")
 }

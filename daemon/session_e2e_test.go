@@ -27,7 +27,7 @@ func (w *world) startRawHarness(extraEnv ...string) *testkit.RawHarness {
 	}
 	w.T.Cleanup(func() {
 		_ = h.CloseStdin()
-		if h.Proc.Stop(10 * time.Second) {
+		if h.Proc.Stop(testkit.WaitLimit) {
 			w.T.Errorf("the shim ignored SIGTERM")
 		}
 	})
@@ -76,7 +76,7 @@ func TestPipelinedCallsStayBounded(t *testing.T) {
 	if err := h.Send(testkit.InitializeRequest(`"init"`, "2025-06-18", "pipeliner")); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.WaitIDs(30*time.Second, `"init"`); err != nil {
+	if err := h.WaitIDs(testkit.WaitLimit, `"init"`); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Send(testkit.InitializedNotification); err != nil {
@@ -85,7 +85,7 @@ func TestPipelinedCallsStayBounded(t *testing.T) {
 	if err := h.Send(testkit.ToolCall("0", "health", "")); err != nil { // the backend verified, a connection warm
 		t.Fatal(err)
 	}
-	if err := h.WaitIDs(30*time.Second, "0"); err != nil {
+	if err := h.WaitIDs(testkit.WaitLimit, "0"); err != nil {
 		t.Fatal(err)
 	}
 	baseFDs := len(fds(t, d.Pid()))
@@ -159,13 +159,13 @@ func TestEndedSessionsGiveBackTheirDescriptors(t *testing.T) {
 		if err := h.Send(testkit.ToolCall("1", "health", "")); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.WaitIDs(30*time.Second, `"init"`, "1"); err != nil {
+		if err := h.WaitIDs(testkit.WaitLimit, `"init"`, "1"); err != nil {
 			t.Fatal(err)
 		}
 		_ = h.CloseStdin()
 		select {
 		case <-h.Proc.Done():
-		case <-time.After(30 * time.Second):
+		case <-time.After(testkit.WaitLimit):
 			t.Fatal("the shim did not exit after its stdin closed")
 		}
 	}
@@ -176,14 +176,14 @@ func TestEndedSessionsGiveBackTheirDescriptors(t *testing.T) {
 		return len(f) - backendConns(d, f, sim.Port())
 	}
 	session() // the target, its watcher and its client exist from here on
-	testkit.WaitFor(t, 30*time.Second, func() bool { return sessionsOpen(t, w) == 0 }, "the first session to close")
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool { return sessionsOpen(t, w) == 0 }, "the first session to close")
 	base := own()
 	for range 5 {
 		session()
 	}
-	testkit.WaitFor(t, 30*time.Second, func() bool { return sessionsOpen(t, w) == 0 }, "the sessions to close")
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool { return sessionsOpen(t, w) == 0 }, "the sessions to close")
 	// The session list empties before the last close returns: wait for the count to settle.
-	if !testkit.Poll(testkit.Context(t, 30*time.Second), func() bool { return own() <= base }) {
+	if !testkit.Poll(testkit.Context(t, testkit.WaitLimit), func() bool { return own() <= base }) {
 		t.Fatalf("the daemon holds %d descriptors after five sessions ended, %d before:\n%v", own(), base, fds(t, d))
 	}
 }

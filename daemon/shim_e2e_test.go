@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
 )
@@ -142,13 +141,13 @@ func TestShimExitsWhenParentDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	shimPID := atoiT(t, strings.TrimSpace(line))
-	testkit.WaitFor(t, 10*time.Second, func() bool { return sessionsOpen(t, w) == 1 }, "the shim's session")
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool { return sessionsOpen(t, w) == 1 }, "the shim's session")
 	_ = harness.Process.Kill()
 	_ = harness.Wait()
-	if !testkit.WaitGone(shimPID, 15*time.Second) {
+	if !testkit.WaitGone(shimPID, testkit.WaitLimit) {
 		t.Fatalf("shim %d still running after its parent died", shimPID)
 	}
-	testkit.WaitFor(t, 10*time.Second, func() bool { return sessionsOpen(t, w) == 0 }, "the session to close")
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool { return sessionsOpen(t, w) == 0 }, "the session to close")
 }
 
 func atoiT(t *testing.T, s string) int {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/paths"
@@ -36,7 +35,7 @@ func TestRemovedSocketIsRecreated(t *testing.T) {
 	if got := w.DaemonPID(); got != pid {
 		t.Errorf("lock holder changed from %d to %d: a second daemon started", pid, got)
 	}
-	testkit.WaitFor(t, 10*time.Second, func() bool {
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool {
 		b, _ := os.ReadFile(w.LogFile())
 		return bytes.Contains(b, []byte("listening again"))
 	}, "the re-listen in the daemon log")
@@ -187,7 +186,7 @@ func TestOtherUIDRefused(t *testing.T) {
 	if got := rawClientAsNobody(ctx, t, sessionwire.KindStatus, w.Socket); got != "received 0 bytes" {
 		t.Fatalf("a status request as nobody, past the client's checks: %q, want no answer", got)
 	}
-	testkit.WaitFor(t, 10*time.Second, func() bool {
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool {
 		b, _ := os.ReadFile(w.LogFile())
 		return strings.Contains(string(b), "refused a connection from another user") && strings.Contains(string(b), `"uid":65534`)
 	}, "the refusal in the daemon log")

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
 	"github.com/resmongw/resmongw/toolfacts"
@@ -111,7 +110,7 @@ func TestSessionWithoutADaemonKeepsItsWritePolicy(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		_ = h.CloseStdin()
-		if h.Proc.Stop(10 * time.Second) {
+		if h.Proc.Stop(testkit.WaitLimit) {
 			t.Errorf("the shim ignored SIGTERM")
 		}
 	})

@@ -93,7 +93,7 @@ func TestActivityRecordsEveryCallButNeverAnArgument(t *testing.T) {
 	testkit.WaitFor(t, 30*time.Second, func() bool {
 		return strings.Count(followed.String(), `"tool":`) >= len(want)
 	}, "activity -f to print every call")
-	fp.Stop(5 * time.Second)
+	fp.Stop(testkit.WaitLimit)
 
 	table := exec.Command(bin, "activity", "-n", "2")
 	table.Env = w.Env()

@@ -190,7 +190,7 @@ func TestAttackFIFOPortFile(t *testing.T) {
 	if out := w.runStatus(ctx, simEnv(sim)...); !strings.Contains(out, "a FIFO") {
 		t.Fatalf("status does not name the FIFO:\n%s", out)
 	}
-	if ignored := d.Stop(15 * time.Second); ignored {
+	if ignored := d.Stop(testkit.WaitLimit); ignored {
 		t.Fatal("the daemon ignored SIGTERM with a FIFO port file")
 	}
 	if ee, isExit := d.Err().(*exec.ExitError); d.Err() != nil && (!isExit || ee.ExitCode() != 0) {

@@ -234,7 +234,7 @@ func cliStopMidTraffic(t *testing.T, w *world) {
 	}
 	for i, s := range ss {
 		_ = s.cs.Wait() // the shim's exit ends it; its exit code is checked below
-		_ = s.cs.Close()
+		w.closeSession(s.cs, s.cmd)
 		code := -1
 		if s.cmd.ProcessState != nil {
 			code = s.cmd.ProcessState.ExitCode()

@@ -149,7 +149,7 @@ func TestFaultDaemonSIGKILL(t *testing.T) {
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	if !testkit.WaitGone(old, 10*time.Second) {
+	if !testkit.WaitGone(old, testkit.WaitLimit) {
 		t.Fatal("the killed daemon is still alive")
 	}
 	for _, s := range []*session{a, b} {

@@ -46,12 +46,12 @@ func (w *world) connectConfirm(ctx context.Context, sim *resmonsim.Sim, c confir
 		opts.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "e2e-confirm", Version: "1"}, opts)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second},
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: testkit.WaitLimit},
 		&mcp.ClientSessionOptions{ProtocolVersion: c.version})
 	if err != nil {
 		w.T.Fatalf("connect: %v", err)
 	}
-	w.T.Cleanup(func() { _ = cs.Close() })
+	w.T.Cleanup(func() { w.closeSession(cs, cmd) })
 	if got := cs.InitializeResult().ProtocolVersion; got != c.version {
 		w.T.Fatalf("negotiated %s, want %s", got, c.version)
 	}

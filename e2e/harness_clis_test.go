@@ -24,7 +24,7 @@ func harnessHome(t *testing.T) (home, socket string) {
 	socket = filepath.Join(home, "run", "mcp.sock")
 	t.Cleanup(func() {
 		if pid, err := testkit.ReadPIDFile(paths.LockFile(socket)); err == nil && testkit.Alive(pid) {
-			if err := testkit.StopPID(pid, 15*time.Second); err != nil {
+			if err := testkit.StopPID(pid, testkit.WaitLimit); err != nil {
 				t.Errorf("autostarted daemon: %v", err)
 			}
 		}

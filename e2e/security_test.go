@@ -70,7 +70,7 @@ func TestSecurityTokenNeverLeaves(t *testing.T) {
 	if len(sim.Requests()) < 25 {
 		t.Fatalf("only %d backend requests recorded", len(sim.Requests()))
 	}
-	testkit.WaitFor(t, 10*time.Second, func() bool {
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool {
 		b, _ := os.ReadFile(w.LogFile())
 		return strings.Contains(string(b), `"msg":"tool call"`)
 	}, "tool calls in the daemon log")
@@ -104,7 +104,7 @@ func TestBadInputDaemonSurvives(t *testing.T) {
 	w.startDaemon()
 	pid := w.daemonPID()
 	sim := w.startSim(resmonsim.Options{})
-	ctx := testkit.Context(t, 120*time.Second)
+	ctx := testkit.Context(t, 5*time.Minute)
 	bystander := w.connect(ctx, simEnv(sim)...)
 	bystander.must(ctx, "health", nil)
 
@@ -145,12 +145,12 @@ func TestBadInputDaemonSurvives(t *testing.T) {
 		go func() { done <- cmd.Wait() }()
 		select {
 		case <-done:
-		case <-time.After(45 * time.Second):
+		case <-time.After(testkit.WaitLimit):
 			_ = cmd.Process.Kill()
 			<-done
 			t.Fatalf("%s: the shim did not end after stdin closed", name)
 		}
-		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		cctx, cancel := context.WithTimeout(ctx, testkit.WaitLimit)
 		bystander.must(cctx, "health", nil)
 		cancel()
 	}

@@ -67,7 +67,7 @@ func TestANewSessionHandsTheDaemonOverToTheReplacedBinary(t *testing.T) {
 	if pid := w.daemonPID(); pid != first {
 		t.Fatalf("a shim from another path moved the daemon (pid %d, was %d)", pid, first)
 	}
-	_ = other.cs.Close()
+	w.closeSession(other.cs, other.cmd)
 
 	if err := os.Rename(next, exe); err != nil { // the package manager's atomic replace
 		t.Fatal(err)

@@ -97,6 +97,9 @@ func (s *Sim) handler(inst *instance) http.Handler {
 		}
 		s.requests = append(s.requests, rec)
 		delay := s.delay
+		if s.pathDelay > 0 && strings.HasPrefix(r.URL.Path, s.pathPrefix) {
+			delay = s.pathDelay
+		}
 		if s.lateFiles == inst && s.inst == inst {
 			s.lateFiles = nil
 			_ = s.writeFilesLocked(s.lateInPlace)

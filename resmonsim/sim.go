@@ -91,6 +91,8 @@ type Sim struct {
 	lateInPlace bool
 	lock        *os.File // daemon.lock, flocked, when Options.DaemonLock
 	delay       time.Duration
+	pathDelay   time.Duration // replaces delay for paths under pathPrefix
+	pathPrefix  string
 	faults      []*Fault
 	requests    []*Recorded
 	data        *corpus
@@ -414,6 +416,15 @@ func (s *Sim) Restart(o RestartOptions) error {
 func (s *Sim) SetDelay(d time.Duration) {
 	s.mu.Lock()
 	s.delay = d
+	s.mu.Unlock()
+}
+
+// SetPathDelay makes every reply to a path under prefix wait d (0 ends it), in place of
+// SetDelay's: a test can hang one endpoint while /api/health, which a gateway re-checks on
+// its own schedule, still answers.
+func (s *Sim) SetPathDelay(prefix string, d time.Duration) {
+	s.mu.Lock()
+	s.pathPrefix, s.pathDelay = prefix, d
 	s.mu.Unlock()
 }
 

@@ -40,7 +40,7 @@ func TestDemoRunsAndStopsClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Stop(10 * time.Second)
+	defer p.Stop(testkit.WaitLimit)
 	if !testkit.Poll(ctx, func() bool { return strings.Contains(stdout.String(), "Press Ctrl-C") }) {
 		t.Fatalf("the demo did not get ready\nstdout %s\nstderr %s", stdout.String(), stderr.String())
 	}

@@ -37,7 +37,7 @@ func startDemo(t *testing.T, tmp string, reader **os.File) (*testkit.Proc, *test
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Stop(10 * time.Second) })
+	t.Cleanup(func() { p.Stop(testkit.WaitLimit) })
 	if !testkit.Poll(ctx, func() bool { return strings.Contains(stdout.String(), "Press Ctrl-C") }) {
 		t.Fatalf("the demo did not get ready\nstdout %s\nstderr %s", stdout.String(), stderr.String())
 	}

@@ -33,7 +33,7 @@ func TestDemoProcessNotDumpableNoCore(t *testing.T) {
 	}
 	defer func() {
 		_ = syscall.Kill(p.Pid(), syscall.SIGINT)
-		p.Stop(10 * time.Second)
+		p.Stop(testkit.WaitLimit)
 	}()
 	if !testkit.Poll(ctx, func() bool { return strings.Contains(stdout.String(), "Press Ctrl-C") }) {
 		t.Fatalf("the demo (as nobody) did not get ready\nstdout %s\nstderr %s", stdout.String(), stderr.String())

@@ -22,8 +22,12 @@ const (
 	// stopWait covers the daemon's graceful stop: calls in flight are answered (bounded by
 	// the request timeout) before it exits. A daemon whose accept states a longer bound
 	// (its request timeout raised) is waited for that long (daemonctl.Control).
-	stopWait  = 60 * time.Second
-	startWait = 5 * time.Second
+	stopWait = 60 * time.Second
+	// startWait bounds the wait for a started daemon to listen: a deadline against one that
+	// never does, not an estimate. A daemon listens within a fraction of a second on an idle
+	// machine, but one started on a loaded machine was seen past 5 s, and start then said it
+	// had failed while the daemon came up a moment later.
+	startWait = 30 * time.Second
 )
 
 // lifecycleCmd is start, stop or restart: they act on whatever daemon serves this user, the

@@ -32,7 +32,7 @@ func newServiceUser(t *testing.T) *serviceUser {
 	u.env = append([]string{"HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state")}, fs.Env...)
 	t.Cleanup(func() {
 		if pid := u.pid(); pid > 0 {
-			_ = testkit.StopPID(pid, 10*time.Second)
+			_ = testkit.StopPID(pid, testkit.WaitLimit)
 		}
 	})
 	return u
@@ -100,8 +100,8 @@ func TestInstallTakesOverFromAnAutostartedDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Stop(10 * time.Second) })
-	if err := testkit.WaitListening(u.socket, 10*time.Second, p); err != nil {
+	t.Cleanup(func() { p.Stop(testkit.WaitLimit) })
+	if err := testkit.WaitListening(u.socket, testkit.WaitLimit, p); err != nil {
 		t.Fatal(err)
 	}
 	out, code := u.run("install")

@@ -72,10 +72,6 @@ func (w *World) DaemonPID() int {
 	return pid
 }
 
-// listenLimit bounds the wait for a started daemon to listen; a cold -race binary on a busy
-// machine is slow to start.
-const listenLimit = 10 * time.Second
-
 // Serve starts `bin serve --socket <the world's socket> args...` in the world's environment,
 // its output to stdout and stderr (nil discards), and waits until it listens or exits. The
 // caller stops the process.
@@ -87,7 +83,7 @@ func (w *World) Serve(bin string, stdout, stderr io.Writer, args ...string) (*Pr
 	if err != nil {
 		return nil, err
 	}
-	if err := WaitListening(w.Socket, listenLimit, p); err != nil {
+	if err := WaitListening(w.Socket, WaitLimit, p); err != nil {
 		p.Stop(time.Second)
 		return nil, err
 	}
