@@ -28,7 +28,7 @@ func TestSessionOutlivesNoDaemon(t *testing.T) {
 
 			before := toolsList(t, h, "list-before", meta, len(toolfacts.Rows))
 			text := unreachableCall(t, h, "call-1", "health", meta)
-			if !strings.Contains(text, "the daemon is not running") || !strings.Contains(text, "resmongw serve") {
+			if !strings.Contains(text, "the daemon is not running") || !strings.Contains(text, "resmongw serve") || !strings.Contains(text, "resmongw start") {
 				t.Fatalf("the answer does not say why and what to do: %s", text)
 			}
 			// A write is answered the same way: nothing can be sent.

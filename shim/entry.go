@@ -158,7 +158,7 @@ func connect(path string, autostart, viaService bool) (*net.UnixConn, error) {
 		}
 	}
 	if !autostart {
-		return nil, fmt.Errorf("the daemon is not running (no socket at %s); start it with 'resmongw serve' or install the service with 'resmongw install'", path)
+		return nil, fmt.Errorf("the daemon is not running (no socket at %s); start it with 'resmongw start' (or 'resmongw serve' in a terminal), or install the service with 'resmongw install'", path)
 	}
 	if viaService && startService(os.Getenv) {
 		if conn, err := dialUntil(path, autostartWait); err == nil || !sessionwire.IsDown(err) {
