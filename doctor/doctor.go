@@ -125,7 +125,7 @@ func Run(o Options) (Report, error) {
 	add(checkDaemon(socket, st, stErr))
 	add(checkService(getenv))
 	add(checkStateFiles(getenv)...)
-	add(checkHarnesses(getenv, cwd)...)
+	add(checkHarnesses(getenv, cwd, socket, o.Socket != "")...)
 	add(checkLog(st, socket))
 	rep := Report{OK: true, Checks: checks}
 	for _, c := range checks {
@@ -312,8 +312,11 @@ func checkStateFiles(getenv func(string) string) []Check {
 }
 
 // checkHarnesses checks each harness entry that launches resmongw: the binary it names exists
-// and runs, and its write policy is one the shim accepts.
-func checkHarnesses(getenv func(string) string, cwd string) []Check {
+// and runs, and its write policy is one the shim accepts. When doctor was pointed at a socket
+// other than the per-user default, it says first that the entries reach the default daemon,
+// not the one checked (as status warns): "all checks passed" would otherwise vouch for a
+// daemon no harness uses.
+func checkHarnesses(getenv func(string) string, cwd, socket string, socketFlag bool) []Check {
 	home, err := paths.Home(getenv)
 	if err != nil {
 		return []Check{{Name: "harness entries", Result: Fail, Detail: err.Error()}}
@@ -324,6 +327,16 @@ func checkHarnesses(getenv func(string) string, cwd string) []Check {
 			Detail: "no harness is set up to launch resmongw yet (resmongw config claude-code, codex, cursor or claude-desktop prints the entry)"}}
 	}
 	var out []Check
+	if def, err := paths.DefaultSocket(); err == nil && filepath.Clean(def) != filepath.Clean(socket) {
+		how, undo := paths.SocketEnv+" is set", "unset "+paths.SocketEnv
+		if socketFlag {
+			how, undo = "--socket names it", "drop --socket"
+		}
+		out = append(out, Check{Name: "harness socket", Result: Info,
+			Detail: fmt.Sprintf("the daemon checked here is a private one at %s (%s); the harness entries below reach the default daemon at %s unless an entry sets %s to the same path",
+				socket, how, def, paths.SocketEnv),
+			Fix: "to check the daemon your harnesses use: " + undo + ", then resmongw doctor"})
+	}
 	for _, e := range entries {
 		label := e.Harness
 		if e.Scope != "" {

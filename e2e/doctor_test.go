@@ -60,7 +60,9 @@ func TestDoctorPassesAWorkingSetup(t *testing.T) {
 			t.Errorf("failed: %+v", c)
 		}
 	}
-	want := "version,socket directory,daemon,service,state directory,port file,token file,resmon,harness cursor entry resmon,log"
+	// The world's daemon is a private one (RESMONGW_SOCKET): doctor says the entry reaches the
+	// default daemon instead, as information.
+	want := "version,socket directory,daemon,service,state directory,port file,token file,resmon,harness socket,harness cursor entry resmon,log"
 	if got := strings.Join(names, ","); got != want {
 		t.Errorf("checks %s\nwant    %s", got, want)
 	}
@@ -68,6 +70,9 @@ func TestDoctorPassesAWorkingSetup(t *testing.T) {
 		t.Errorf("exit %d, ok %v; want 0, true", code, rep.OK)
 	}
 	for _, c := range rep.Checks {
+		if c.Name == "harness socket" && (c.Result != doctor.Info || !strings.Contains(c.Detail, w.Socket) || !strings.Contains(c.Fix, "unset RESMONGW_SOCKET")) {
+			t.Errorf("the private daemon is not said to be other than the harnesses' default: %+v", c)
+		}
 		if c.Name == "service" && c.Result != doctor.Info {
 			t.Errorf("no service installed must be information: %+v", c)
 		}
