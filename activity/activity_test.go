@@ -99,3 +99,27 @@ func TestSinceTakesADurationOrATime(t *testing.T) {
 		t.Error("yesterday was accepted")
 	}
 }
+
+// A daemon followed again sends its whole history: only what was not printed yet comes out,
+// records at the same instant told apart by their contents.
+func TestShownPrintsEachRecordOnce(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	a := Record{Time: t0, Session: 1, Tool: "health"}
+	b := Record{Time: t0, Session: 2, Tool: "health"} // same instant, another call
+	c := Record{Time: t0.Add(time.Second), Session: 1, Tool: "list_routines"}
+	d := Record{Time: t0.Add(2 * time.Second), Session: 1, Tool: "get_routine"}
+	var s shown
+	if got := s.after([]Record{a}, time.Time{}); len(got) != 1 {
+		t.Fatalf("first: %v", got)
+	}
+	got := s.after([]Record{a, b, c}, time.Time{})
+	if len(got) != 2 || got[0] != b || got[1] != c {
+		t.Fatalf("again with more: %v", got)
+	}
+	if got := s.after([]Record{a, b, c, d}, t0.Add(2*time.Second)); len(got) != 1 || got[0] != d {
+		t.Fatalf("since and seen: %v", got)
+	}
+	if got := s.after([]Record{a, b, c, d}, time.Time{}); len(got) != 0 {
+		t.Fatalf("nothing new: %v", got)
+	}
+}

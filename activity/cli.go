@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -71,7 +72,7 @@ func Main(o Options, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "resmongw activity:", err)
 		return exitUsage
 	}
-	c, err := sessionwire.Dial(socket)
+	c, br, history, err := openRecord(socket, getenv)
 	if err != nil {
 		if sessionwire.IsDown(err) {
 			fmt.Fprintf(stderr, "resmongw activity: no daemon is running at %s, so nothing is being recorded.\n"+
@@ -81,40 +82,13 @@ func Main(o Options, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "resmongw activity:", err)
 		return exitFailed
 	}
-	defer c.Close()
-	if _, err := c.Write(sessionwire.Line(sessionwire.NewPreamble(sessionwire.KindActivity, getenv, "resmongw activity"))); err != nil {
-		fmt.Fprintln(stderr, "resmongw activity: asking the daemon:", err)
-		return exitFailed
-	}
-	br := bufio.NewReader(c)
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	reply, err := sessionwire.ReadReply(br)
-	switch {
-	case err != nil:
-		fmt.Fprintln(stderr, "resmongw activity: no answer from the daemon:", err)
-		return exitFailed
-	case !reply.OK && strings.Contains(reply.Error, "unknown preamble kind"):
-		fmt.Fprintf(stderr, "resmongw activity: the running daemon (%s) predates the activity record; restart it: resmongw restart\n", orUnknown(reply.Version))
-		return exitFailed
-	case !reply.OK:
-		fmt.Fprintln(stderr, "resmongw activity: the daemon refused:", reply.Error)
-		return exitFailed
-	}
-	var history []Record
-	for {
-		line, err := br.ReadBytes('\n')
-		if err != nil {
-			fmt.Fprintln(stderr, "resmongw activity: reading the record:", err)
-			return exitFailed
+	defer func() {
+		if c != nil { // nil after a failed reconnect
+			c.Close()
 		}
-		if string(line) == sessionwire.HistoryEnd {
-			break
-		}
-		var r Record
-		if json.Unmarshal(line, &r) == nil && !r.Time.Before(since) {
-			history = append(history, r)
-		}
-	}
+	}()
+	var seen shown
+	history = seen.after(history, since)
 	if o.N > 0 && len(history) > o.N {
 		history = history[len(history)-o.N:]
 	}
@@ -127,19 +101,136 @@ func Main(o Options, stdout, stderr io.Writer) int {
 	if !o.Follow {
 		return exitOK
 	}
-	return follow(c, br, p, o.Stop, stderr)
-}
-
-// follow prints each record the daemon sends until stop, Ctrl-C or the daemon going away.
-func follow(c io.Closer, br *bufio.Reader, p *printer, stop <-chan struct{}, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	for {
+		if !follow(c, br, p, &seen, o.Stop, sigs) {
+			return exitOK
+		}
+		// The daemon went away (a restart, an upgrade's hand-over) or cut us off because we
+		// fell behind: follow the next one. Its history holds what we missed; seen keeps
+		// what was printed from being printed twice.
+		c.Close()
+		fmt.Fprintln(stderr, "resmongw activity: the daemon went away or cut us off; following again once one answers (Ctrl-C ends)")
+		for {
+			select {
+			case <-sigs:
+				return exitOK
+			case <-o.Stop:
+				return exitOK
+			case <-time.After(reconnectEvery):
+			}
+			if c, br, history, err = openRecord(socket, getenv); err == nil {
+				break
+			}
+			if !sessionwire.IsDown(err) && !errors.Is(err, errNoAnswer) {
+				fmt.Fprintln(stderr, "resmongw activity:", err)
+				return exitFailed
+			}
+		}
+		p.print(seen.after(history, since))
+	}
+}
+
+// reconnectEvery is how often -f tries for a daemon again once its daemon went away: often
+// enough that a restart's gap is short, rarely enough to cost nothing while none runs.
+const reconnectEvery = 500 * time.Millisecond
+
+// errNoAnswer is a daemon that accepted but did not answer: one starting or stopping.
+var errNoAnswer = errors.New("no answer from the daemon")
+
+// openRecord asks the daemon at socket for its record: the records it keeps, then (on the
+// connection returned) each new one. An error for which sessionwire.IsDown holds means no
+// daemon runs.
+func openRecord(socket string, getenv func(string) string) (*net.UnixConn, *bufio.Reader, []Record, error) {
+	c, err := sessionwire.Dial(socket)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fail := func(err error) (*net.UnixConn, *bufio.Reader, []Record, error) {
+		c.Close()
+		return nil, nil, nil, err
+	}
+	if _, err := c.Write(sessionwire.Line(sessionwire.NewPreamble(sessionwire.KindActivity, getenv, "resmongw activity"))); err != nil {
+		return fail(fmt.Errorf("asking the daemon: %w", err))
+	}
+	br := bufio.NewReader(c)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	reply, err := sessionwire.ReadReply(br)
+	switch {
+	case err != nil:
+		return fail(fmt.Errorf("%w: %v", errNoAnswer, err))
+	case !reply.OK && strings.Contains(reply.Error, "unknown preamble kind"):
+		return fail(fmt.Errorf("the running daemon (%s) predates the activity record; restart it: resmongw restart", orUnknown(reply.Version)))
+	case !reply.OK:
+		return fail(fmt.Errorf("the daemon refused: %s", reply.Error))
+	}
+	var history []Record
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return fail(fmt.Errorf("reading the record: %w", err))
+		}
+		if string(line) == sessionwire.HistoryEnd {
+			break
+		}
+		var r Record
+		if json.Unmarshal(line, &r) == nil {
+			history = append(history, r)
+		}
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	return c, br, history, nil
+}
+
+// shown is what has been printed, so that the history of a daemon followed again prints only
+// what came after: records are in time order, and those at the last time printed are told
+// apart by their contents.
+type shown struct {
+	last   time.Time
+	atLast map[string]bool
+}
+
+// after keeps the records from since on that were not printed yet, and counts them printed.
+func (s *shown) after(rs []Record, since time.Time) []Record {
+	var out []Record
+	for _, r := range rs {
+		if r.Time.Before(since) || !s.add(r) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// add counts r printed; false when it was already.
+func (s *shown) add(r Record) bool {
+	key := string(Line(r))
+	switch {
+	case r.Time.Before(s.last):
+		return false
+	case r.Time.Equal(s.last):
+		if s.atLast[key] {
+			return false
+		}
+	default:
+		s.last, s.atLast = r.Time, map[string]bool{}
+	}
+	s.atLast[key] = true
+	return true
+}
+
+// follow prints each record the daemon sends until stop or a signal (false) or until the
+// connection ends: the daemon went away or cut us off (true).
+func follow(c *net.UnixConn, br *bufio.Reader, p *printer, seen *shown, stop <-chan struct{}, sigs <-chan os.Signal) bool {
 	type next struct {
 		r   Record
 		err error
 	}
-	lines := make(chan next)
+	lines := make(chan next, 1)
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
 		for {
 			line, err := br.ReadBytes('\n')
@@ -147,29 +238,31 @@ func follow(c io.Closer, br *bufio.Reader, p *printer, stop <-chan struct{}, std
 			if err == nil {
 				err = json.Unmarshal(line, &r)
 			}
-			lines <- next{r, err}
+			select {
+			case lines <- next{r, err}:
+			case <-done:
+				return
+			}
 			if err != nil {
 				return
 			}
 		}
 	}()
-	if d, ok := c.(interface{ SetReadDeadline(time.Time) error }); ok {
-		_ = d.SetReadDeadline(time.Time{})
-	}
 	for {
 		select {
 		case n := <-lines:
 			if n.err != nil {
-				fmt.Fprintln(stderr, "resmongw activity: the daemon stopped or cut us off (we fell behind); run it again to go on")
-				return exitFailed
+				return true
 			}
-			p.print([]Record{n.r})
+			if seen.add(n.r) {
+				p.print([]Record{n.r})
+			}
 		case <-sigs:
 			c.Close()
-			return exitOK
+			return false
 		case <-stop:
 			c.Close()
-			return exitOK
+			return false
 		}
 	}
 }

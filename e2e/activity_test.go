@@ -126,3 +126,36 @@ func TestActivityRecordsEveryCallButNeverAnArgument(t *testing.T) {
 		t.Error("activity -f printed an argument value")
 	}
 }
+
+// `activity -f` follows the record across a daemon restart (an upgrade's hand-over is one):
+// the next daemon's calls are printed as they finish, and what the first daemon's record held
+// is not printed a second time although the next daemon reloads it.
+func TestActivityFollowGoesOnAcrossARestart(t *testing.T) {
+	t.Parallel()
+	w, _, ctx, s := servedSession(t)
+	follow := exec.Command(bin, "activity", "-f", "--json")
+	follow.Env = w.Env()
+	followed := w.output()
+	follow.Stdout, follow.Stderr = followed, followed
+	fp := w.start(follow)
+
+	s.must(ctx, "health", nil)
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool {
+		return strings.Contains(followed.String(), `"tool":"health"`)
+	}, "activity -f to print the first daemon's call")
+	w.stopDaemon()
+	w.startDaemon()
+	s.must(ctx, "list_routines", nil) // the session goes on on the new daemon
+	testkit.WaitFor(t, testkit.WaitLimit, func() bool {
+		return strings.Contains(followed.String(), `"tool":"list_routines"`)
+	}, "activity -f to print the next daemon's call")
+	select {
+	case <-fp.Done():
+		t.Fatalf("activity -f ended: %v\n%s", fp.Err(), followed)
+	default:
+	}
+	if n := strings.Count(followed.String(), `"tool":"health"`); n != 1 {
+		t.Errorf("the first daemon's call was printed %d times:\n%s", n, followed)
+	}
+	fp.Stop(testkit.WaitLimit)
+}
