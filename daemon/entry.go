@@ -156,6 +156,13 @@ func New(c Config) (*Server, error) {
 	d.exe = currentExecutable()
 	var closeActivity func()
 	d.activity, closeActivity = openActivity(activityFile, log)
+	// Session numbers go on from the record's last, so that a number in `resmongw activity`
+	// names one session across daemon restarts.
+	for _, r := range d.activity.Records() {
+		if r.Session > d.nextID.Load() {
+			d.nextID.Store(r.Session)
+		}
+	}
 	return &Server{d: d, cancel: cancel, closeLog: func() { closeActivity(); closeLog() }, timeout: timeout, idleExit: c.ExitWhenIdle}, nil
 }
 

@@ -158,4 +158,16 @@ func TestActivityFollowGoesOnAcrossARestart(t *testing.T) {
 		t.Errorf("the first daemon's call was printed %d times:\n%s", n, followed)
 	}
 	fp.Stop(testkit.WaitLimit)
+	// The next daemon numbers its sessions on from the record's last: the session that went on
+	// there is not given the number of one the record already holds.
+	sessions := map[string]uint64{}
+	for _, line := range strings.Split(followed.String(), "\n") {
+		var r activity.Record
+		if json.Unmarshal([]byte(line), &r) == nil && r.Tool != "" {
+			sessions[r.Tool] = r.Session
+		}
+	}
+	if sessions["list_routines"] <= sessions["health"] {
+		t.Errorf("session numbers after the restart: %v; want the next daemon's above the first's", sessions)
+	}
 }
