@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/ours"
 )
 
 // B6: a removed socket file is re-created by the daemon, which still holds the lock.
@@ -165,23 +164,7 @@ func TestPrivateDirNeverChangesAnExistingDirectory(t *testing.T) {
 // The socket's directory follows the one rule (package ours): group write by the owner's
 // private group (a umask of 002) is no one else's, so such a directory is used as it is.
 func TestPrivateDirAcceptsTheOwnersPrivateGroup(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "upg")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(dir, -1, os.Getegid()); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o770); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ours.File(fi, false) != ours.Trusted {
-		t.Skipf("gid %d is not uid %d's private group here", os.Getegid(), os.Geteuid())
-	}
+	dir := testkit.PrivateGroupDir(t)
 	if err := privateDir(dir); err != nil {
 		t.Fatalf("a directory only the owner's private group may write: %v", err)
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/resmongw/resmongw/internal/testkit"
-	"github.com/resmongw/resmongw/ours"
 )
 
 // Every client's dial checks the socket's directory by the one rule (package ours) before it
@@ -47,23 +46,7 @@ func TestDialRefusesASocketDirectoryAnotherUserMade(t *testing.T) {
 // The owner's private group may write the socket's directory (a umask of 002): the one rule,
 // not a stricter copy of it.
 func TestDialAcceptsADirectoryOfTheOwnersPrivateGroup(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "upg")
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(dir, -1, os.Getegid()); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o770); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ours.File(fi, false) != ours.Trusted {
-		t.Skipf("gid %d is not uid %d's private group here", os.Getegid(), os.Geteuid())
-	}
+	dir := testkit.PrivateGroupDir(t)
 	if _, err := Dial(filepath.Join(dir, "mcp.sock")); !IsDown(err) {
 		t.Fatalf("a directory only the owner's private group may write: %v, want down (nobody serves), not refused", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/resmongw/resmongw/ours"
 )
 
 // OtherUID is the second local user attack tests run as: nobody (uid and gid 65534). The
@@ -111,4 +113,29 @@ func SharedDir(t testing.TB, mode os.FileMode) string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// PrivateGroupDir is a fresh directory of ours, mode 0770, whose group is our own: writable by
+// the owner's private group only (a umask of 002), which package ours counts as nobody else's.
+// It skips the test where that group is not private here (another member in /etc/group).
+func PrivateGroupDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "upg")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, -1, os.Getegid()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o770); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ours.File(fi, false) != ours.Trusted {
+		t.Skipf("gid %d is not uid %d's private group here", os.Getegid(), os.Geteuid())
+	}
+	return dir
 }
